@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/store/dynamo/dynalite"
+)
+
+// startServe runs `agentgate serve` in-process with args, returns its base URL
+// once the banner is printed, and stops it at cleanup.
+func startServe(t *testing.T, env map[string]string, args ...string) (string, []string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...),
+			func(k string) string { return env[k] }, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v after shutdown", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+
+	sc := bufio.NewScanner(pr)
+	var banner []string
+	lines := make(chan string)
+	go func() {
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// The banner is a header line and one line per route of every function.
+	want := 1
+	for _, f := range app.Functions {
+		want += len(f.Routes(app.Deps{}))
+	}
+	for len(banner) < want {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited early; printed %q; result %v", banner, <-done)
+			}
+			banner = append(banner, l)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no banner from serve; got %q", banner)
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	m := regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(banner[0])
+	if m == nil {
+		t.Fatalf("banner %q does not say where it serves", banner[0])
+	}
+	return m[1], banner
+}
+
+func checkHealthRoutes(t *testing.T, base string, banner []string) {
+	t.Helper()
+	for _, f := range app.Functions {
+		url := base + "/health/" + f.Name
+		if !strings.Contains(strings.Join(banner, "\n"), url) {
+			t.Errorf("banner does not list %s", url)
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]string
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || body["status"] != "ok" || body["function"] != f.Name {
+			t.Errorf("GET %s = %d %v (%v)", url, resp.StatusCode, body, err)
+		}
+	}
+	resp, err := http.Get(base + "/no/such/route")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("unknown route: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestServeEmbeddedServesEveryFunction(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "agentgate.db")
+	base, banner := startServe(t, nil, "--data", data)
+	if !strings.Contains(banner[0], "embedded store "+data) {
+		t.Errorf("banner %q does not name the embedded store", banner[0])
+	}
+	checkHealthRoutes(t, base, banner)
+}
+
+func TestServeOnDynamoDBEndpoint(t *testing.T) {
+	srv := dynalite.Start(t)
+	env := map[string]string{"AWS_REGION": "us-east-1"}
+	base, banner := startServe(t, env, "--dynamodb-endpoint", srv.Endpoint(), "--table", "serve-test")
+	if !strings.Contains(banner[0], "DynamoDB table serve-test at "+srv.Endpoint()) {
+		t.Errorf("banner %q does not name the table", banner[0])
+	}
+	checkHealthRoutes(t, base, banner)
+}
+
+func TestUnknownCommand(t *testing.T) {
+	var stderr strings.Builder
+	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `unknown command "frobnicate"`) || !strings.Contains(stderr.String(), "Usage:") {
+		t.Fatalf("err %v, stderr %q", err, stderr.String())
+	}
+}

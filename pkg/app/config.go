@@ -1,0 +1,175 @@
+// Package app wires agentgate together: configuration from the environment,
+// the store, the security chain and each function's handler.
+// functions/<name>/main.go and `agentgate serve` are thin callers of this
+// package, so a function behaves the same on Lambda and in the local
+// all-in-one server.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/auth"
+	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/ratelimit"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
+)
+
+// Version is agentgate's version, set at build time with
+// -ldflags "-X github.com/agentgate/agentgate/pkg/app.Version=...".
+var Version = "dev"
+
+// DefaultLimits are the rate limits unless RATE_LIMIT_<CLASS>_PER_IP or
+// _PER_PRINCIPAL say otherwise.
+var DefaultLimits = map[string]web.Limits{
+	web.ClassMCP:    {PerIP: ratelimit.Rule{Limit: 600, Window: time.Minute}, PerPrincipal: ratelimit.Rule{Limit: 600, Window: time.Minute}},
+	web.ClassAPI:    {PerIP: ratelimit.Rule{Limit: 300, Window: time.Minute}, PerPrincipal: ratelimit.Rule{Limit: 300, Window: time.Minute}},
+	web.ClassPublic: {PerIP: ratelimit.Rule{Limit: 60, Window: time.Minute}},
+}
+
+// Config is what a function or the local server reads from its environment.
+type Config struct {
+	// TableName selects the DynamoDB store (TABLE_NAME). Empty selects the
+	// embedded store at DataPath.
+	TableName string
+	// DynamoEndpoint overrides the DynamoDB endpoint
+	// (AWS_ENDPOINT_URL_DYNAMODB), for dynalite or DynamoDB Local.
+	DynamoEndpoint string
+	// Region is the AWS region (AWS_REGION); the SDK default chain applies
+	// when empty.
+	Region string
+	// DataPath is the embedded store's file (AGENTGATE_DATA).
+	DataPath string
+	// LogLevel is LOG_LEVEL.
+	LogLevel slog.Level
+
+	// JWTSecret verifies caller JWTs (A2A_JWT_SECRET); empty accepts no JWT.
+	// Never logged: Config has no String method that would print it, and
+	// LogValue hides it.
+	JWTSecret   string
+	JWTIssuer   string // JWT_ISSUER: required iss, if set
+	JWTAudience string // JWT_AUDIENCE: required aud, if set
+	// MCPEnabled is MCP_SERVER_ENABLED: the MCP function answers 404 on
+	// every route unless it is true.
+	MCPEnabled bool
+	// MaxBody caps request bodies (MAX_BODY_BYTES).
+	MaxBody int64
+	// Timeout is each request's deadline (REQUEST_TIMEOUT), below API
+	// Gateway's 30 s.
+	Timeout time.Duration
+	// Limits are the rate limits by class.
+	Limits map[string]web.Limits
+	// PublicBaseURL is the API's public base URL (PUBLIC_BASE_URL), for
+	// links the API hands out; empty derives it from each request.
+	PublicBaseURL string
+	// AuthorizationServers lists OAuth authorization servers for the MCP
+	// protected-resource metadata (MCP_AUTHORIZATION_SERVERS, comma-separated).
+	AuthorizationServers []string
+}
+
+// DefaultTable is the table name used with a DynamoDB endpoint and no
+// TABLE_NAME (a local dynalite).
+const DefaultTable = store.DefaultTable
+
+// DefaultDataPath is where the local server keeps its embedded store.
+var DefaultDataPath = filepath.Join(".agentgate", "agentgate.db")
+
+// ConfigFromEnv reads Config with getenv (os.Getenv in production, a map in
+// tests). A value that does not parse is an error naming the variable, so a
+// misconfigured function fails at start-up rather than on a request.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		TableName:      getenv("TABLE_NAME"),
+		DynamoEndpoint: getenv("AWS_ENDPOINT_URL_DYNAMODB"),
+		Region:         getenv("AWS_REGION"),
+		DataPath:       getenv("AGENTGATE_DATA"),
+		LogLevel:       logging.ParseLevel(getenv("LOG_LEVEL")),
+		JWTSecret:      getenv("A2A_JWT_SECRET"),
+		JWTIssuer:      getenv("JWT_ISSUER"),
+		JWTAudience:    getenv("JWT_AUDIENCE"),
+		PublicBaseURL:  strings.TrimRight(getenv("PUBLIC_BASE_URL"), "/"),
+		MaxBody:        web.DefaultMaxBody,
+		Timeout:        web.DefaultTimeout,
+		Limits:         map[string]web.Limits{},
+	}
+	if c.DataPath == "" {
+		c.DataPath = DefaultDataPath
+	}
+	var errs []error
+	if v := getenv("MCP_SERVER_ENABLED"); v != "" {
+		b, err := strconv.ParseBool(v)
+		errs = append(errs, named("MCP_SERVER_ENABLED", err))
+		c.MCPEnabled = b
+	}
+	if v := getenv("MAX_BODY_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil && n <= 0 {
+			err = errors.New("must be positive")
+		}
+		errs = append(errs, named("MAX_BODY_BYTES", err))
+		c.MaxBody = n
+	}
+	if v := getenv("REQUEST_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil && (d <= 0 || d >= 29*time.Second) {
+			err = errors.New("must be above 0 and below API Gateway's 29 s")
+		}
+		errs = append(errs, named("REQUEST_TIMEOUT", err))
+		c.Timeout = d
+	}
+	if c.JWTSecret != "" && len(c.JWTSecret) < auth.MinSecretLen {
+		errs = append(errs, fmt.Errorf("A2A_JWT_SECRET: must be at least %d bytes", auth.MinSecretLen))
+	}
+	if v := getenv("MCP_AUTHORIZATION_SERVERS"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.AuthorizationServers = append(c.AuthorizationServers, s)
+			}
+		}
+	}
+	for class, def := range DefaultLimits {
+		l := def
+		for _, r := range []struct {
+			suffix string
+			rule   *ratelimit.Rule
+		}{{"PER_IP", &l.PerIP}, {"PER_PRINCIPAL", &l.PerPrincipal}} {
+			name := "RATE_LIMIT_" + strings.ToUpper(class) + "_" + r.suffix
+			if v := getenv(name); v != "" {
+				rule, err := ratelimit.ParseRule(v)
+				errs = append(errs, named(name, err))
+				*r.rule = rule
+			}
+		}
+		c.Limits[class] = l
+	}
+	return c, errors.Join(errs...)
+}
+
+func named(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// LogValue keeps secrets out of any log record that includes a Config.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("table", c.TableName),
+		slog.String("dynamodb_endpoint", c.DynamoEndpoint),
+		slog.String("data", c.DataPath),
+		slog.Bool("jwt_configured", c.JWTSecret != ""),
+		slog.Bool("mcp_enabled", c.MCPEnabled),
+		slog.Int64("max_body", c.MaxBody),
+		slog.Duration("timeout", c.Timeout),
+	)
+}
+
+// UsesDynamoDB reports whether the configuration selects the DynamoDB store.
+func (c Config) UsesDynamoDB() bool { return c.TableName != "" }

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/agentgate/agentgate/pkg/agentcard"
+	"github.com/agentgate/agentgate/pkg/apikey"
+	"github.com/agentgate/agentgate/pkg/askproxy"
+	"github.com/agentgate/agentgate/pkg/auth"
+	"github.com/agentgate/agentgate/pkg/connector"
+	"github.com/agentgate/agentgate/pkg/mcpserver"
+	"github.com/agentgate/agentgate/pkg/ratelimit"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
+)
+
+// Deps is what the functions' handlers are built from, once per process.
+type Deps struct {
+	Config  Config
+	Store   store.Store
+	Keys    *apikey.Service
+	Authn   web.Authenticator
+	Limiter web.Limiter
+}
+
+// NewDeps builds the services every function shares on st.
+func NewDeps(cfg Config, st store.Store) (Deps, error) {
+	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, nil), Limiter: ratelimit.New(st, nil)}
+	a := &auth.Authenticator{Keys: d.Keys}
+	if cfg.JWTSecret != "" {
+		var opts []auth.JWTOption
+		if cfg.JWTIssuer != "" {
+			opts = append(opts, auth.WithIssuer(cfg.JWTIssuer))
+		}
+		if cfg.JWTAudience != "" {
+			opts = append(opts, auth.WithAudience(cfg.JWTAudience))
+		}
+		v, err := auth.NewJWTVerifier([]byte(cfg.JWTSecret), opts...)
+		if err != nil {
+			return Deps{}, err
+		}
+		a.JWT = v
+	}
+	d.Authn = a
+	return d, nil
+}
+
+// Function describes one of agentgate's Lambda functions.
+type Function struct {
+	Name      string // short name: health route, logs
+	LogicalID string // its AWS::Serverless::Function in template.yaml
+	Dir       string // its main package, relative to the module root
+	routes    func(health http.Handler, d Deps) []web.Route
+	// challenge, if set, names the protected-resource metadata a 401 points to.
+	resourceMetadata func(d Deps, r *http.Request) string
+}
+
+// Functions lists every function, in the order `agentgate serve` prints them.
+var Functions = []Function{
+	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp",
+		routes: func(h http.Handler, d Deps) []web.Route {
+			routes := mcpserver.Routes(h, mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers})
+			if !d.Config.MCPEnabled {
+				return web.Hidden(routes)
+			}
+			return routes
+		},
+		resourceMetadata: func(d Deps, r *http.Request) string {
+			return mcpserver.MetadataURL(web.BaseURL(r, d.Config.PublicBaseURL))
+		}},
+	{Name: "agentcard", LogicalID: "AgentCardFunction", Dir: "functions/agentcard",
+		routes: func(h http.Handler, _ Deps) []web.Route { return agentcard.Routes(h) }},
+	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector",
+		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys) }},
+	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy",
+		routes: func(h http.Handler, _ Deps) []web.Route { return askproxy.Routes(h) }},
+}
+
+// Chain is the security chain configured by d.
+func (d Deps) Chain() *web.Chain {
+	return &web.Chain{
+		MaxBody: d.Config.MaxBody,
+		Timeout: d.Config.Timeout,
+		Limiter: d.Limiter,
+		Limits:  d.Config.Limits,
+		Authn:   d.Authn,
+	}
+}
+
+// Routes returns the function's route table built on d, each route behind
+// the security chain.
+func (f Function) Routes(d Deps) []web.Route {
+	chain := d.Chain()
+	if f.resourceMetadata != nil {
+		chain.ResourceMetadata = func(r *http.Request) string { return f.resourceMetadata(d, r) }
+	}
+	return chain.Wrap(f.routes(web.Health(f.Name, Version), d))
+}
+
+// Lookup returns the function called name.
+func Lookup(name string) (Function, bool) {
+	for _, f := range Functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// Handler serves the routes of fns on one mux, behind the request log and
+// the security headers.
+func Handler(d Deps, fns ...Function) http.Handler {
+	var tables [][]web.Route
+	name := "agentgate"
+	for _, f := range fns {
+		tables = append(tables, f.Routes(d))
+	}
+	if len(fns) == 1 {
+		name = fns[0].Name
+	}
+	return web.RequestLog(name, web.SecurityHeaders(web.NewMux(tables...)))
+}

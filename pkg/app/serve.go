@@ -1,0 +1,117 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/apikey"
+)
+
+// tableEnsurer is implemented by stores that can create their table (the
+// DynamoDB store, against a local endpoint).
+type tableEnsurer interface {
+	EnsureTable(ctx context.Context) error
+}
+
+// Serve runs every function's handlers in one process on ln, on the store cfg
+// selects, until ctx is done. It prints what it serves, and where, to out.
+func Serve(ctx context.Context, ln net.Listener, cfg Config, out io.Writer) error {
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("opening the store: %w", err)
+	}
+	defer st.Close()
+	if e, ok := st.(tableEnsurer); ok && cfg.DynamoEndpoint != "" {
+		if err := e.EnsureTable(ctx); err != nil {
+			return fmt.Errorf("creating table %q at %s: %w", cfg.TableName, cfg.DynamoEndpoint, err)
+		}
+	}
+
+	d, err := NewDeps(cfg, st)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           Handler(d, Functions...),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	base := "http://" + ln.Addr().String()
+	printBanner(out, base, cfg)
+	if err := ensureLocalKey(ctx, d, out); err != nil {
+		return err
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	slog.Info("stopped")
+	return nil
+}
+
+// LocalOwner owns the key `agentgate serve` makes on its first start.
+const LocalOwner = "local"
+
+// ensureLocalKey gives a new local store a ready-to-use API key, printed once:
+// its secret is not stored, so later starts can only say how to make another.
+func ensureLocalKey(ctx context.Context, d Deps, out io.Writer) error {
+	keys, _, err := d.Keys.List(ctx, LocalOwner, "", 1)
+	if err != nil {
+		return fmt.Errorf("looking for a local API key: %w", err)
+	}
+	if len(keys) > 0 {
+		fmt.Fprintf(out, "API key for owner %q: %s... (created earlier; make another with: agentgate keys create --owner %s)\n", LocalOwner, keys[0].Prefix, LocalOwner)
+		return nil
+	}
+	created, err := d.Keys.Create(ctx, apikey.NewKey{Owner: LocalOwner, Name: "agentgate serve"})
+	if err != nil {
+		return fmt.Errorf("creating a local API key: %w", err)
+	}
+	fmt.Fprintf(out, "API key for owner %q (shown once, keep it): %s\n", LocalOwner, created.Key)
+	return nil
+}
+
+func printBanner(out io.Writer, base string, cfg Config) {
+	where := "embedded store " + cfg.DataPath
+	if cfg.UsesDynamoDB() {
+		where = "DynamoDB table " + cfg.TableName
+		if cfg.DynamoEndpoint != "" {
+			where += " at " + cfg.DynamoEndpoint
+		}
+	}
+	mcp := "MCP server enabled"
+	if !cfg.MCPEnabled {
+		mcp = "MCP server disabled: MCP_SERVER_ENABLED=false"
+	}
+	fmt.Fprintf(out, "agentgate %s serving on %s (%s; %s)\n", Version, base, where, mcp)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, f := range Functions {
+		for i, r := range f.Routes(Deps{Config: cfg}) {
+			name := ""
+			if i == 0 {
+				name = f.Name
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, r.APIGatewayMethod(), base+(&url.URL{Path: r.Path}).EscapedPath())
+		}
+	}
+	tw.Flush()
+}

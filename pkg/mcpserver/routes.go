@@ -1,0 +1,28 @@
+// Package mcpserver is the MCP function: agent discovery, the delegate_task
+// prompt and consent-gated dispatch over MCP Streamable HTTP.
+package mcpserver
+
+import (
+	"net/http"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/web"
+)
+
+// Endpoint is the MCP endpoint's path.
+const Endpoint = "/mcp"
+
+// Routes is the MCP function's route table.
+func Routes(health http.Handler, meta Metadata) []web.Route {
+	mcp := web.NotImplemented("the MCP endpoint")
+	// Connector keys reach the MCP endpoint (and only it); the server shows
+	// them the connector tools alone.
+	scopes := []string{agentgate.ScopeUser, agentgate.ScopeConnector}
+	return []web.Route{
+		{Method: http.MethodGet, Path: web.HealthPath("mcp"), Handler: health, Public: true},
+		{Method: http.MethodGet, Path: MetadataPath, Handler: meta, Public: true, Class: web.ClassPublic},
+		{Method: http.MethodPost, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
+		{Method: http.MethodGet, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
+		{Method: http.MethodDelete, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
+	}
+}

@@ -1,0 +1,224 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/ratelimit"
+)
+
+// DefaultMaxBody caps request bodies unless configured otherwise.
+const DefaultMaxBody = 1 << 20
+
+// Authenticator establishes a request's principal (package auth).
+type Authenticator interface {
+	Authenticate(ctx context.Context, r *http.Request) (agentgate.Principal, error)
+}
+
+// Limiter counts a request against a rule (package ratelimit).
+type Limiter interface {
+	Allow(ctx context.Context, class, subject string, rule ratelimit.Rule) (ratelimit.Decision, error)
+}
+
+// Rate-limit classes: each route spends from one (Route.Class).
+const (
+	ClassMCP    = "mcp"    // the MCP endpoint
+	ClassAPI    = "api"    // authenticated owner and A2A APIs
+	ClassPublic = "public" // unauthenticated: public cards, ask_docs
+)
+
+// Limits is the rate-limit budget of a route class.
+type Limits struct {
+	PerIP        ratelimit.Rule
+	PerPrincipal ratelimit.Rule
+}
+
+// Chain is the security chain every route of every function runs behind.
+// With SecurityHeaders, which wraps the whole mux so that its 404 and 405
+// answers carry the headers too, the order is: security headers, recovery,
+// body cap, request deadline (which bounds everything after it, the store
+// calls of the rate limit and authentication included), rate limit by client
+// IP, authentication, rate limit by principal, authorization (scope fence,
+// then the route's own hook), the handler.
+type Chain struct {
+	MaxBody int64             // 0: DefaultMaxBody
+	Timeout time.Duration     // 0: DefaultTimeout
+	Limiter Limiter           // nil: no rate limiting
+	Limits  map[string]Limits // by Route.Class
+	Authn   Authenticator     // nil: authenticated routes refuse everyone
+	// ResourceMetadata returns the RFC 9728 protected-resource metadata URL
+	// that a 401's challenge points to; nil: none.
+	ResourceMetadata func(r *http.Request) string
+}
+
+// Wrap returns the routes with their handlers behind the chain.
+func (c *Chain) Wrap(routes []Route) []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		rt.Handler = c.handler(rt)
+		out[i] = rt
+	}
+	return out
+}
+
+func (c *Chain) handler(rt Route) http.Handler {
+	maxBody := cmp.Or(c.MaxBody, DefaultMaxBody)
+	timeout := cmp.Or(c.Timeout, DefaultTimeout)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !c.allow(w, r, rt.Class, "ip", ClientIP(r), func(l Limits) ratelimit.Rule { return l.PerIP }) {
+			return
+		}
+		if !rt.Public {
+			p, err := c.authenticate(r)
+			if err != nil {
+				if agentgate.ErrorCode(err) == agentgate.EUNAUTHORIZED {
+					w.Header().Set("WWW-Authenticate", c.challenge(r))
+				}
+				WriteError(w, r, err)
+				return
+			}
+			r = r.WithContext(agentgate.WithPrincipal(r.Context(), p))
+			if !c.allow(w, r, rt.Class, "principal", p.Subject, func(l Limits) ratelimit.Rule { return l.PerPrincipal }) {
+				return
+			}
+			if err := authorize(rt, r, p); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+		}
+		rt.Handler.ServeHTTP(w, r)
+	})
+	return recoverPanics(capBody(maxBody, withDeadline(timeout, inner)))
+}
+
+func (c *Chain) authenticate(r *http.Request) (agentgate.Principal, error) {
+	if c.Authn == nil {
+		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "authentication is not configured on this deployment")
+	}
+	return c.Authn.Authenticate(r.Context(), r)
+}
+
+// challenge builds the RFC 6750 WWW-Authenticate value of a 401: with
+// error="invalid_token" when a token was presented and refused, and with the
+// RFC 9728 resource_metadata URL (how MCP clients find out where to get a
+// token) when the function has one.
+func (c *Chain) challenge(r *http.Request) string {
+	var params []string
+	if c.ResourceMetadata != nil {
+		params = append(params, fmt.Sprintf("resource_metadata=%q", c.ResourceMetadata(r)))
+	}
+	if r.Header.Get("Authorization") != "" {
+		params = append(params, `error="invalid_token"`)
+	}
+	if len(params) == 0 {
+		return "Bearer"
+	}
+	return "Bearer " + strings.Join(params, ", ")
+}
+
+// allow applies one rate-limit rule; it writes the refusal and returns false
+// when the budget is spent. A store failure lets the request through: rate
+// limiting protects capacity, it is not access control, and the routes that
+// need the store fail on their own with a 503.
+func (c *Chain) allow(w http.ResponseWriter, r *http.Request, class, kind, subject string, rule func(Limits) ratelimit.Rule) bool {
+	if c.Limiter == nil || class == "" || subject == "" {
+		return true
+	}
+	limits, ok := c.Limits[class]
+	if !ok || rule(limits).Off() {
+		return true
+	}
+	d, err := c.Limiter.Allow(r.Context(), class+":"+kind, subject, rule(limits))
+	if err != nil {
+		slog.WarnContext(r.Context(), "rate limit not checked: store failed", "class", class, "kind", kind, "err", err)
+		return true
+	}
+	if d.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfter.Seconds())))
+	WriteError(w, r, agentgate.Errorf(agentgate.ERATELIMITED, "rate limit of %s per %s exceeded; retry in %s", strconv.FormatInt(rule(limits).Limit, 10), rule(limits).Window, d.RetryAfter))
+	return false
+}
+
+// authorize is the scope fence, then the route's own check.
+func authorize(rt Route, r *http.Request, p agentgate.Principal) error {
+	scopes := rt.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{agentgate.ScopeUser}
+	}
+	if !slices.Contains(scopes, p.Scope) {
+		return agentgate.Errorf(agentgate.EFORBIDDEN, "a %s credential cannot call %s %s", p.Scope, r.Method, r.URL.Path)
+	}
+	if rt.Authorize != nil {
+		return rt.Authorize(r, p)
+	}
+	return nil
+}
+
+// ClientIP is the address the request came from: API Gateway's
+// requestContext.http.sourceIp on Lambda (the adapter puts it in RemoteAddr),
+// the TCP peer locally. Never a header: X-Forwarded-For is the client's to
+// forge.
+func ClientIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// SecurityHeaders sets the response headers every answer carries. The API
+// serves JSON, never pages: nothing may frame it, sniff it or load from it.
+func SecurityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverPanics turns a handler panic into a logged 500 instead of a dropped
+// connection (locally) or a Lambda error (on AWS).
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				WriteError(w, r, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// capBody refuses bodies over max: at once when Content-Length says so, or
+// when a handler reads past it (DecodeJSON maps that to 413 too).
+func capBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			WriteError(w, r, tooLarge(max))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func tooLarge(max int64) error {
+	return agentgate.Errorf(agentgate.ETOOLARGE, "request body is over the %d-byte limit", max)
+}
