@@ -22,6 +22,7 @@ const (
 	ERATELIMITED  = "rate_limited" // budget spent for this window
 	ETIMEOUT      = "timeout"      // the request deadline passed
 	EUNAVAILABLE  = "unavailable"  // a dependency (the table, an agent) failed; retry later
+	EAGENT        = "agent_error"  // the agent answered, with an error
 	ENOTIMPL      = "not_implemented"
 	EINTERNAL     = "internal" // a bug
 )

@@ -22,6 +22,7 @@ var statuses = map[string]int{
 	agentgate.ERATELIMITED:  http.StatusTooManyRequests,
 	agentgate.ETIMEOUT:      http.StatusGatewayTimeout,
 	agentgate.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	agentgate.EAGENT:        http.StatusBadGateway,
 	agentgate.ENOTIMPL:      http.StatusNotImplemented,
 	agentgate.EINTERNAL:     http.StatusInternalServerError,
 }
