@@ -31,9 +31,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/awslabs/goformation/v7"
 	cfn "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 
+	"github.com/agentgate/agentgate/pkg/deploy"
 	"github.com/agentgate/agentgate/pkg/store/dynamo"
 )
 
@@ -241,12 +241,11 @@ func moduleRoot() (string, error) {
 
 // templateTable reads the Table resource of the SAM template at path as a
 // CreateTable request: its keys, attribute definitions, secondary indexes
-// and billing mode. goformation resolves the template's intrinsics and
-// leaves the SAM transform alone, which is all this needs; TTL, point-in-
+// and billing mode, read with the same loader the template checks use; TTL, point-in-
 // time recovery and encryption are not part of CreateTable (and dynalite
 // has none of them).
 func templateTable(path string) (dynamodb.CreateTableInput, error) {
-	tpl, err := goformation.Open(path)
+	tpl, err := deploy.Load(path)
 	if err != nil {
 		return dynamodb.CreateTableInput{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
