@@ -40,7 +40,7 @@ func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithDeadline(r.Context(), requestDeadline(r.Context(), timeout))
 		defer cancel()
-		tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+		tw := &timeoutWriter{w: w, ctx: ctx, header: w.Header().Clone()}
 		done := make(chan struct{})
 		panicked := make(chan any, 1)
 		go func() {
@@ -59,7 +59,7 @@ func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 				panic(p) // re-raised on the serving goroutine, for the recover step
 			default:
 			}
-			tw.finish()
+			tw.finish(r)
 		case <-ctx.Done():
 			tw.expire(r)
 		}
@@ -69,6 +69,7 @@ func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 // timeoutWriter buffers a response so that a deadline can still replace it.
 type timeoutWriter struct {
 	w       http.ResponseWriter
+	ctx     context.Context // the request's: once it is done, nothing more is written
 	mu      sync.Mutex
 	header  http.Header
 	buf     bytes.Buffer
@@ -95,7 +96,7 @@ func (tw *timeoutWriter) Write(b []byte) (int, error) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	switch {
-	case tw.expired:
+	case tw.over():
 		return 0, http.ErrHandlerTimeout
 	case tw.passed:
 		return tw.w.Write(b)
@@ -110,7 +111,7 @@ func (tw *timeoutWriter) Write(b []byte) (int, error) {
 func (tw *timeoutWriter) FlushError() error {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.expired {
+	if tw.over() {
 		return http.ErrHandlerTimeout
 	}
 	tw.commit()
@@ -138,15 +139,32 @@ func (tw *timeoutWriter) commit() {
 	tw.buf.Reset()
 }
 
-func (tw *timeoutWriter) finish() {
+// over reports whether the deadline has passed; tw.mu must be held. It asks
+// the context itself rather than waiting for expire, because the handler may
+// wake on the same deadline first.
+func (tw *timeoutWriter) over() bool { return tw.expired || tw.ctx.Err() != nil }
+
+// finish sends what the handler wrote, unless the deadline passed while it
+// was writing: a buffered answer cut short by ErrHandlerTimeout must not go
+// out as a 200.
+func (tw *timeoutWriter) finish(r *http.Request) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
+	if !tw.passed && tw.over() {
+		tw.expireLocked(r)
+		return
+	}
 	tw.commit()
 }
 
 func (tw *timeoutWriter) expire(r *http.Request) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
+	tw.expireLocked(r)
+}
+
+// expireLocked answers 504 unless a stream is under way; tw.mu must be held.
+func (tw *timeoutWriter) expireLocked(r *http.Request) {
 	tw.expired = true
 	if tw.passed {
 		return // a stream already under way: its context is cancelled, nothing more to say
