@@ -26,6 +26,7 @@ Usage:
   agentgate keys create --owner NAME      create an API key (its secret is printed once)
   agentgate keys list --owner NAME        list an owner's keys
   agentgate keys revoke --owner NAME ID   revoke a key
+  agentgate agents import|list            register agents from templates (--owner NAME DIR|FILE), list them
 
 The store is the local embedded file unless a DynamoDB table (--table,
 TABLE_NAME) or endpoint (--dynamodb-endpoint, AWS_ENDPOINT_URL_DYNAMODB) is
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, args[1:], getenv, stdout, stderr)
 	case "keys":
 		return keys(ctx, args[1:], getenv, stdout, stderr)
+	case "agents":
+		return agents(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
