@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -110,7 +109,7 @@ func printBanner(out io.Writer, base string, cfg Config) {
 			if i == 0 {
 				name = f.Name
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, r.APIGatewayMethod(), base+(&url.URL{Path: r.Path}).EscapedPath())
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, r.APIGatewayMethod(), base+r.Path)
 		}
 	}
 	tw.Flush()
