@@ -56,6 +56,30 @@ func forEachStore(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	}
 }
 
+// importConcurrently runs n imports as alice at once, the i-th of tmpl(i),
+// and counts their results.
+func importConcurrently(t *testing.T, f *fixture, n int, tmpl func(i int) *Template) map[ImportResult]int {
+	t.Helper()
+	results := make(chan ImportResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, res, err := f.reg.Import(t.Context(), "alice", tmpl(i))
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		})
+	}
+	wg.Wait()
+	close(results)
+	counts := map[ImportResult]int{}
+	for res := range results {
+		counts[res]++
+	}
+	return counts
+}
+
 // template returns a minimal valid template called name.
 func template(name string) *Template {
 	return &Template{Name: name, Description: "An agent.", Version: "1.0.0", Endpoint: "https://example.com/" + name,
@@ -153,23 +177,7 @@ func TestImportRefusesAnotherOwnersAgent(t *testing.T) {
 func TestImportConcurrentFirstImports(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
 		const n = 8
-		results := make(chan ImportResult, n)
-		var wg sync.WaitGroup
-		for range n {
-			wg.Go(func() {
-				_, res, err := f.reg.Import(t.Context(), "alice", mustParse(t, valid))
-				if err != nil {
-					t.Error(err)
-				}
-				results <- res
-			})
-		}
-		wg.Wait()
-		close(results)
-		counts := map[ImportResult]int{}
-		for res := range results {
-			counts[res]++
-		}
+		counts := importConcurrently(t, f, n, func(int) *Template { return mustParse(t, valid) })
 		if counts[Created] != 1 || counts[Unchanged] != n-1 {
 			t.Fatalf("results = %v, want one created and %d unchanged", counts, n-1)
 		}
@@ -184,25 +192,11 @@ func TestImportConcurrentFirstImports(t *testing.T) {
 func TestImportConcurrentChanges(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
 		const n = 8
-		results := make(chan ImportResult, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() {
-				tmpl := template("weather")
-				tmpl.Description = fmt.Sprintf("Version %d.", i)
-				_, res, err := f.reg.Import(t.Context(), "alice", tmpl)
-				if err != nil {
-					t.Error(err)
-				}
-				results <- res
-			})
-		}
-		wg.Wait()
-		close(results)
-		counts := map[ImportResult]int{}
-		for res := range results {
-			counts[res]++
-		}
+		counts := importConcurrently(t, f, n, func(i int) *Template {
+			tmpl := template("weather")
+			tmpl.Description = fmt.Sprintf("Version %d.", i)
+			return tmpl
+		})
 		if counts[Created] != 1 || counts[Updated] != n-1 {
 			t.Fatalf("results = %v, want one created and %d updated", counts, n-1)
 		}

@@ -129,15 +129,16 @@ func (c *Chain) challenge(r *http.Request) string {
 // when the budget is spent. A store failure lets the request through: rate
 // limiting protects capacity, it is not access control, and the routes that
 // need the store fail on their own with a 503.
-func (c *Chain) allow(w http.ResponseWriter, r *http.Request, class, kind, subject string, rule func(Limits) ratelimit.Rule) bool {
+func (c *Chain) allow(w http.ResponseWriter, r *http.Request, class, kind, subject string, pick func(Limits) ratelimit.Rule) bool {
 	if c.Limiter == nil || class == "" || subject == "" {
 		return true
 	}
 	limits, ok := c.Limits[class]
-	if !ok || rule(limits).Off() {
+	rule := pick(limits)
+	if !ok || rule.Off() {
 		return true
 	}
-	d, err := c.Limiter.Allow(r.Context(), class+":"+kind, subject, rule(limits))
+	d, err := c.Limiter.Allow(r.Context(), class+":"+kind, subject, rule)
 	if err != nil {
 		slog.WarnContext(r.Context(), "rate limit not checked: store failed", "class", class, "kind", kind, "err", err)
 		return true
@@ -146,7 +147,7 @@ func (c *Chain) allow(w http.ResponseWriter, r *http.Request, class, kind, subje
 		return true
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfter.Seconds())))
-	WriteError(w, r, agentgate.Errorf(agentgate.ERATELIMITED, "rate limit of %s per %s exceeded; retry in %s", strconv.FormatInt(rule(limits).Limit, 10), rule(limits).Window, d.RetryAfter))
+	WriteError(w, r, agentgate.Errorf(agentgate.ERATELIMITED, "rate limit of %d per %s exceeded; retry in %s", rule.Limit, rule.Window, d.RetryAfter))
 	return false
 }
 

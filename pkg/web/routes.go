@@ -95,6 +95,11 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)}})
 		return
 	}
+	notFound(w, r)
+}
+
+// notFound is the answer to a request no route takes.
+func notFound(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, r, agentgate.Errorf(agentgate.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 }
 
@@ -122,9 +127,7 @@ func NotImplemented(feature string) http.Handler {
 func Hidden(routes []Route) []Route {
 	out := make([]Route, len(routes))
 	for i, rt := range routes {
-		out[i] = Route{Method: rt.Method, Path: rt.Path, Public: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			WriteError(w, r, agentgate.Errorf(agentgate.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
-		})}
+		out[i] = Route{Method: rt.Method, Path: rt.Path, Public: true, Handler: http.HandlerFunc(notFound)}
 	}
 	return out
 }
