@@ -12,8 +12,8 @@ import (
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/dynamo/dynalite"
-	"github.com/agentgate/agentgate/pkg/store/embedded"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
+	"github.com/agentgate/agentgate/pkg/store/teststores"
 )
 
 func TestMain(m *testing.M) {
@@ -31,29 +31,9 @@ type fixture struct {
 // forEachStore runs fn on a fresh registry on each store: the embedded one
 // and DynamoDB (dynalite).
 func forEachStore(t *testing.T, fn func(t *testing.T, f *fixture)) {
-	stores := []struct {
-		name string
-		open func(t *testing.T, now func() time.Time) store.Store
-	}{
-		{"embedded", func(t *testing.T, now func() time.Time) store.Store {
-			st, err := embedded.Open(filepath.Join(t.TempDir(), "agentgate.db"), embedded.WithClock(now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}},
-		{"dynamodb", func(t *testing.T, now func() time.Time) store.Store {
-			return dynalite.Start(t).Store(t, now)
-		}},
-	}
-	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) {
-			clock := storetest.NewClock()
-			st := s.open(t, clock.Now)
-			fn(t, &fixture{st: st, clock: clock, reg: NewRegistry(st, clock.Now)})
-		})
-	}
+	teststores.ForEach(t, func(t *testing.T, st store.Store, clock *storetest.Clock) {
+		fn(t, &fixture{st: st, clock: clock, reg: NewRegistry(st, clock.Now)})
+	})
 }
 
 // importConcurrently runs n imports as alice at once, the i-th of tmpl(i),
