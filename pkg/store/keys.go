@@ -16,7 +16,8 @@ import (
 //	session stream event SESSION#<id>                         EVENT#<stream>#<seq>    -                                   -                             session's
 //	pending consent      CONSENT#<id>                         CONSENT                 -                                   -                             yes
 //	dedup entry          DEDUP#<scope>#<caller>#<id>          DEDUP                   -                                   -                             yes (24 h)
-//	execution            EXEC#<id>                            EXEC                    CALLER#<caller> / EXEC#<t>#<id>     AGENT#<name> / EXEC#<t>#<id>  optional
+//	running count        AGENT#<name>                         RUNNING                 -                                   -                             -
+//	execution            EXEC#<origin>#<scope>#<id>           EXEC                    CALLER#<caller> / EXEC#<t>#<ref>    AGENT#<name> / EXEC#<t>#<ref> retention
 //	API key              APIKEY#<keyId>                       APIKEY                  OWNER#<owner> / APIKEY#<t>#<id>     CONNECTOR#<agent> / <t>#<id>  optional
 //	setting              SETTINGS#<owner>                     <setting name>          -                                   -                             -
 //	rate-limit window    RATE#<class>#<subject>#<window>      RATE                    -                                   -                             window end
@@ -32,6 +33,7 @@ const (
 	skConsent   = "CONSENT"
 	skDedup     = "DEDUP"
 	skExecution = "EXEC"
+	skRunning   = "RUNNING"
 	skAPIKey    = "APIKEY"
 	skRate      = "RATE"
 )
@@ -86,8 +88,16 @@ func DedupKey(scope, caller, id string) Key {
 	return Key{PK: join("DEDUP", scope, caller, id), SK: skDedup}
 }
 
-// ExecutionKey is where an execution record lives.
-func ExecutionKey(id string) Key { return Key{PK: join("EXEC", id), SK: skExecution} }
+// ExecutionKey is where an execution record lives. Its id is unique within
+// origin and scope: the A2A front door keys executions by agent and the
+// agent's task id, MCP by caller and the caller's taskId.
+func ExecutionKey(origin, scope, id string) Key {
+	return Key{PK: join("EXEC", origin, scope, id), SK: skExecution}
+}
+
+// RunningKey is the counter of an agent's executions that have not reached
+// a terminal state.
+func RunningKey(agent string) Key { return Key{PK: join("AGENT", agent), SK: skRunning} }
 
 // SortTime lays out t for index sort keys: UTC, fixed width, milliseconds,
 // so that string order is time order. (time.RFC3339Nano is not: it drops
