@@ -39,7 +39,7 @@ func agents(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer st.Close()
-	reg := agent.NewRegistry(st, nil)
+	reg := app.NewRegistry(cfg, st)
 	if args[0] == "list" {
 		return listAgents(ctx, reg, stdout)
 	}

@@ -11,18 +11,22 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/agentgate/agentgate/pkg/app"
 	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/sampleagent"
 )
 
 const usage = `agentgate - the serverless front door for AI agents
 
 Usage:
-  agentgate serve [flags]                 run all four functions in one local process
+  agentgate serve [flags]                 run all four functions in one local process, with the
+                                          example agents and the sample agent they point to
   agentgate keys create --owner NAME      create an API key (its secret is printed once)
   agentgate keys list --owner NAME        list an owner's keys
   agentgate keys revoke --owner NAME ID   revoke a key
@@ -90,14 +94,23 @@ func setup(name string, args []string, getenv func(string) string, stderr io.Wri
 	if cfg.DynamoEndpoint != "" && cfg.TableName == "" {
 		cfg.TableName = app.DefaultTable
 	}
+	// A local store or a local DynamoDB endpoint is a local run, whose
+	// agents (the sample agent first) live on loopback. A deployed table
+	// keeps the deployed default unless the environment says otherwise.
+	if getenv("AGENT_NETWORK") == "" && (!cfg.UsesDynamoDB() || cfg.DynamoEndpoint != "") {
+		cfg.AgentNetwork, _ = app.AgentNetwork("local")
+	}
 	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
 	return cfg, fs, nil
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var addr string
+	var addr, sampleAddr string
+	var opts app.ServeOptions
 	cfg, _, err := setup("serve", args, getenv, stderr, func(fs *flag.FlagSet, cfg *app.Config) {
 		fs.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+		fs.StringVar(&opts.AgentsDir, "agents", defaultAgentsDir, "directory of agent templates to import on start, owned by \"local\" (\"\" imports none)")
+		fs.StringVar(&sampleAddr, "sample-agent", "127.0.0.1:9090", "address to run the sample A2A agent on, which examples/agents/echo.yaml points to (\"\" runs none)")
 		// Locally the MCP server is on unless the environment says otherwise;
 		// on AWS it is off unless the stack parameter turns it on.
 		if getenv("MCP_SERVER_ENABLED") == "" {
@@ -111,5 +124,34 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	return app.Serve(ctx, ln, cfg, stdout)
+	if opts.AgentsDir == defaultAgentsDir {
+		if _, err := os.Stat(defaultAgentsDir); err != nil {
+			opts.AgentsDir = "" // not run from a checkout: nothing to import
+		}
+	}
+	if sampleAddr != "" {
+		stop, err := startSampleAgent(sampleAddr)
+		if err != nil {
+			// The local stack is still useful without it; say why it is missing.
+			opts.Notes = append(opts.Notes, fmt.Sprintf("sample agent not started: %v", err))
+		} else {
+			defer stop()
+			opts.Notes = append(opts.Notes, fmt.Sprintf("sample agent serving A2A on http://%s/", sampleAddr))
+		}
+	}
+	return app.Serve(ctx, ln, cfg, opts, stdout)
+}
+
+// defaultAgentsDir holds the example agents, relative to a checkout.
+const defaultAgentsDir = "examples/agents"
+
+// startSampleAgent serves the sample agent on addr until stop is called.
+func startSampleAgent(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: sampleagent.New(sampleagent.Options{}).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return func() { srv.Close() }, nil
 }

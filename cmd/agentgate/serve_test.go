@@ -24,7 +24,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (string, []
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...),
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--sample-agent="}, args...),
 			func(k string) string { return env[k] }, pw, io.Discard)
 		pw.Close()
 	}()

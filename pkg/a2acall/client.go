@@ -37,6 +37,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/netguard"
 )
 
 const (
@@ -221,6 +222,8 @@ func reason(err error) string {
 		cert *tls.CertificateVerificationError
 	)
 	switch {
+	case errors.Is(err, netguard.ErrBlocked):
+		return "its address is not an allowed destination"
 	case errors.As(err, &dns):
 		return "host not found"
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -45,11 +45,7 @@ func (r *Registry) ImportDir(ctx context.Context, owner, path string) ([]FileRes
 }
 
 func (r *Registry) importFile(ctx context.Context, owner, file string, imported map[string]string) (Agent, ImportResult, error) {
-	data, err := readTemplate(file)
-	if err != nil {
-		return Agent{}, "", err
-	}
-	t, err := Parse(data)
+	t, err := ParseFile(file)
 	if err != nil {
 		return Agent{}, "", err
 	}
@@ -98,4 +94,13 @@ func readTemplate(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, MaxTemplateSize+1))
+}
+
+// ParseFile reads and parses the template in path (see Parse).
+func ParseFile(path string) (*Template, error) {
+	data, err := readTemplate(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
 }

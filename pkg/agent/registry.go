@@ -39,6 +39,7 @@ const (
 type Registry struct {
 	store store.Store
 	now   func() time.Time
+	check func(ctx context.Context, endpoint string) error
 }
 
 // NewRegistry returns a Registry on st. now is the clock (nil: time.Now).
@@ -47,6 +48,15 @@ func NewRegistry(st store.Store, now func() time.Time) *Registry {
 		now = time.Now
 	}
 	return &Registry{store: st, now: now}
+}
+
+// WithEndpointCheck makes Import refuse a template whose endpoint check
+// refuses: agentgate calls agents' endpoints from inside its network, so
+// which addresses they may have is a security decision (see package
+// netguard). It returns r.
+func (r *Registry) WithEndpointCheck(check func(ctx context.Context, endpoint string) error) *Registry {
+	r.check = check
+	return r
 }
 
 // Import registers t for owner. It is idempotent, so that importing a whole
@@ -61,6 +71,11 @@ func (r *Registry) Import(ctx context.Context, owner string, t *Template) (Agent
 	}
 	if err := t.Validate(); err != nil {
 		return Agent{}, "", err
+	}
+	if r.check != nil {
+		if err := r.check(ctx, t.Endpoint); err != nil {
+			return Agent{}, "", invalid(Problem{Path: "endpoint", Message: err.Error()})
+		}
 	}
 	data, err := json.Marshal(t)
 	if err != nil {

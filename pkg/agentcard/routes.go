@@ -5,15 +5,20 @@ package agentcard
 import (
 	"net/http"
 
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
-// Routes is the agentcard function's route table.
-func Routes(health http.Handler) []web.Route {
+// Routes is the agentcard function's route table. baseURL is the API's
+// configured public base URL ("" derives it from each request).
+func Routes(health http.Handler, agents *agent.Registry, svc *dispatch.Service, baseURL string) []web.Route {
 	return []web.Route{
 		{Method: http.MethodGet, Path: web.HealthPath("agentcard"), Handler: health, Public: true},
-		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/agent-card", Handler: web.NotImplemented("the agent card"), Class: web.ClassAPI},
-		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/.well-known/agent-card.json", Handler: web.NotImplemented("the public agent card"), Public: true, Class: web.ClassPublic},
-		{Method: http.MethodPost, Path: "/api/agents/{name}/a2a", Handler: web.NotImplemented("the A2A front door"), Class: web.ClassAPI},
+		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/agent-card", Class: web.ClassAPI,
+			Handler: &CardHandler{Registry: agents, BaseURL: baseURL}},
+		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/.well-known/agent-card.json", Public: true, Class: web.ClassPublic,
+			Handler: &CardHandler{Registry: agents, BaseURL: baseURL, Public: true}},
+		{Method: http.MethodPost, Path: "/api/agents/{name}/a2a", Class: web.ClassAPI, Handler: NewFrontDoor(svc)},
 	}
 }

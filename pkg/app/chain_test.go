@@ -359,6 +359,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad bool":       {"MCP_SERVER_ENABLED": "yes please"},
 		"bad body cap":   {"MAX_BODY_BYTES": "-1"},
 		"bad rate limit": {"RATE_LIMIT_MCP_PER_IP": "lots"},
+		"bad network":    {"AGENT_NETWORK": "everywhere"},
 	} {
 		_, err := ConfigFromEnv(testEnv(env))
 		if err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgate/agentgate/pkg/auth"
 	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/netguard"
 	"github.com/agentgate/agentgate/pkg/ratelimit"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
@@ -71,6 +72,14 @@ type Config struct {
 	// AuthorizationServers lists OAuth authorization servers for the MCP
 	// protected-resource metadata (MCP_AUTHORIZATION_SERVERS, comma-separated).
 	AuthorizationServers []string
+	// AgentNetwork says which addresses agent endpoints may have, checked
+	// when an agent is registered and again on every connection
+	// (AGENT_NETWORK): "public" (the default), "vpc" (private addresses
+	// too, for agents in the same VPC) or "local" (loopback and private
+	// too; `agentgate serve` uses it, a function on AWS must not, since the
+	// Lambda runtime API listens on loopback). Link-local addresses, the
+	// instance metadata service among them, are never allowed.
+	AgentNetwork netguard.Policy
 }
 
 // DefaultTable is the table name used with a DynamoDB endpoint and no
@@ -102,11 +111,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.DataPath = DefaultDataPath
 	}
 	var errs []error
-	if v := getenv("MCP_SERVER_ENABLED"); v != "" {
-		b, err := strconv.ParseBool(v)
-		errs = append(errs, named("MCP_SERVER_ENABLED", err))
-		c.MCPEnabled = b
-	}
 	if v := getenv("MAX_BODY_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err == nil && n <= 0 {
@@ -125,6 +129,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.JWTSecret != "" && len(c.JWTSecret) < auth.MinSecretLen {
 		errs = append(errs, fmt.Errorf("A2A_JWT_SECRET: must be at least %d bytes", auth.MinSecretLen))
+	}
+	if v := getenv("MCP_SERVER_ENABLED"); v != "" {
+		b, err := strconv.ParseBool(v)
+		errs = append(errs, named("MCP_SERVER_ENABLED", err))
+		c.MCPEnabled = b
+	}
+	if v := getenv("AGENT_NETWORK"); v != "" {
+		p, err := AgentNetwork(v)
+		errs = append(errs, named("AGENT_NETWORK", err))
+		c.AgentNetwork = p
 	}
 	if v := getenv("MCP_AUTHORIZATION_SERVERS"); v != "" {
 		for _, s := range strings.Split(v, ",") {
@@ -151,6 +165,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
+// AgentNetwork returns the policy an AGENT_NETWORK value names.
+func AgentNetwork(name string) (netguard.Policy, error) {
+	switch name {
+	case "public":
+		return netguard.Policy{}, nil
+	case "vpc":
+		return netguard.Policy{AllowPrivate: true}, nil
+	case "local":
+		return netguard.Policy{AllowPrivate: true, AllowLoopback: true}, nil
+	}
+	return netguard.Policy{}, fmt.Errorf("%q is not one of public, vpc, local", name)
+}
+
 func named(name string, err error) error {
 	if err == nil {
 		return nil
@@ -166,6 +193,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data", c.DataPath),
 		slog.Bool("jwt_configured", c.JWTSecret != ""),
 		slog.Bool("mcp_enabled", c.MCPEnabled),
+		slog.Bool("agent_network_loopback", c.AgentNetwork.AllowLoopback),
+		slog.Bool("agent_network_vpc", c.AgentNetwork.AllowPrivate),
 		slog.Int64("max_body", c.MaxBody),
 		slog.Duration("timeout", c.Timeout),
 	)

@@ -1,7 +1,14 @@
 package app
 
 import (
+	"context"
 	"net/http"
+
+	"github.com/agentgate/agentgate/pkg/a2acall"
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/dedup"
+	"github.com/agentgate/agentgate/pkg/dispatch"
+	"github.com/agentgate/agentgate/pkg/execution"
 
 	"github.com/agentgate/agentgate/pkg/agentcard"
 	"github.com/agentgate/agentgate/pkg/apikey"
@@ -16,16 +23,28 @@ import (
 
 // Deps is what the functions' handlers are built from, once per process.
 type Deps struct {
-	Config  Config
-	Store   store.Store
-	Keys    *apikey.Service
-	Authn   web.Authenticator
-	Limiter web.Limiter
+	Config   Config
+	Store    store.Store
+	Keys     *apikey.Service
+	Authn    web.Authenticator
+	Limiter  web.Limiter
+	Agents   *agent.Registry
+	Dispatch *dispatch.Service
 }
 
 // NewDeps builds the services every function shares on st.
 func NewDeps(cfg Config, st store.Store) (Deps, error) {
-	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, nil), Limiter: ratelimit.New(st, nil)}
+	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, nil), Limiter: ratelimit.New(st, nil),
+		Agents: NewRegistry(cfg, st)}
+	d.Dispatch = &dispatch.Service{
+		Agents: d.Agents,
+		// Every connection to an agent is checked again at dial time, so
+		// that a name re-pointed after registration cannot reach a
+		// forbidden address.
+		Client:     a2acall.New(a2acall.Options{Transport: cfg.AgentNetwork.Transport()}),
+		Executions: execution.New(st, nil),
+		Dedup:      dedup.New(st),
+	}
 	a := &auth.Authenticator{Keys: d.Keys}
 	if cfg.JWTSecret != "" {
 		var opts []auth.JWTOption
@@ -43,6 +62,15 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 	}
 	d.Authn = a
 	return d, nil
+}
+
+// NewRegistry returns the agent registry on st, which refuses agent
+// endpoints that cfg.AgentNetwork does not allow.
+func NewRegistry(cfg Config, st store.Store) *agent.Registry {
+	policy := cfg.AgentNetwork
+	return agent.NewRegistry(st, nil).WithEndpointCheck(func(ctx context.Context, endpoint string) error {
+		return policy.CheckURL(ctx, endpoint, nil)
+	})
 }
 
 // Function describes one of agentgate's Lambda functions.
@@ -69,7 +97,9 @@ var Functions = []Function{
 			return mcpserver.MetadataURL(web.BaseURL(r, d.Config.PublicBaseURL))
 		}},
 	{Name: "agentcard", LogicalID: "AgentCardFunction", Dir: "functions/agentcard",
-		routes: func(h http.Handler, _ Deps) []web.Route { return agentcard.Routes(h) }},
+		routes: func(h http.Handler, d Deps) []web.Route {
+			return agentcard.Routes(h, d.Agents, d.Dispatch, d.Config.PublicBaseURL)
+		}},
 	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector",
 		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys) }},
 	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy",

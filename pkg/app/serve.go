@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/agentcard"
 	"github.com/agentgate/agentgate/pkg/apikey"
 )
 
@@ -20,9 +23,18 @@ type tableEnsurer interface {
 	EnsureTable(ctx context.Context) error
 }
 
+// ServeOptions are what the local server does besides serving.
+type ServeOptions struct {
+	// AgentsDir, if set, holds agent templates imported on start, owned by
+	// LocalOwner, so that a fresh local stack has agents to talk to.
+	AgentsDir string
+	// Notes are printed after the banner: what else the caller started.
+	Notes []string
+}
+
 // Serve runs every function's handlers in one process on ln, on the store cfg
 // selects, until ctx is done. It prints what it serves, and where, to out.
-func Serve(ctx context.Context, ln net.Listener, cfg Config, out io.Writer) error {
+func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, out io.Writer) error {
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)
@@ -44,8 +56,16 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, out io.Writer) erro
 	}
 	base := "http://" + ln.Addr().String()
 	printBanner(out, base, cfg)
+	for _, n := range opts.Notes {
+		fmt.Fprintln(out, n)
+	}
 	if err := ensureLocalKey(ctx, d, out); err != nil {
 		return err
+	}
+	if opts.AgentsDir != "" {
+		if err := importAgents(ctx, d.Agents, opts.AgentsDir, base, cfg.PublicBaseURL, out); err != nil {
+			return err
+		}
 	}
 
 	errc := make(chan error, 1)
@@ -113,4 +133,22 @@ func printBanner(out io.Writer, base string, cfg Config) {
 		}
 	}
 	tw.Flush()
+}
+
+// importAgents imports the templates in dir for LocalOwner and prints each
+// agent's card URL. An invalid template is reported and skipped: the other
+// agents still serve.
+func importAgents(ctx context.Context, reg *agent.Registry, dir, base, publicBase string, out io.Writer) error {
+	results, err := reg.ImportDir(ctx, LocalOwner, dir)
+	if err != nil && len(results) == 0 {
+		return fmt.Errorf("importing agents from %s: %w", dir, err)
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			fmt.Fprintf(out, "agent template %s not imported: %v\n", r.Path, r.Err)
+			continue
+		}
+		fmt.Fprintf(out, "agent %s (%s): card at %s%s\n", r.Agent.Template.Name, r.Result, cmp.Or(publicBase, base), agentcard.CardPath(r.Agent.Template.Name))
+	}
+	return nil
 }

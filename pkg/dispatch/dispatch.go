@@ -1,0 +1,236 @@
+// Package dispatch hands work to agents: it is the one path from agentgate's
+// doors (the A2A front door, MCP dispatch_task) to an agent's A2A endpoint.
+// Every send is deduplicated on the caller's id and leaves an execution
+// record; every task lookup checks that the caller may see the task and
+// refreshes the record from the agent.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentgate/agentgate/pkg/a2acall"
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/dedup"
+	"github.com/agentgate/agentgate/pkg/execution"
+)
+
+// Service sends messages to registered agents and follows their tasks.
+type Service struct {
+	Agents     *agent.Registry
+	Client     *a2acall.Client
+	Executions *execution.Store
+	Dedup      *dedup.Deduper
+}
+
+// Agent returns the registered agent called name (ENOTFOUND if none).
+func (s *Service) Agent(ctx context.Context, name string) (agent.Agent, error) {
+	return s.Agents.Get(ctx, name)
+}
+
+// Send is one message to hand to an agent.
+type Send struct {
+	Agent   agent.Agent
+	Caller  agentgate.Principal
+	Message *a2a.Message
+	// Dedup names the send: a second Send with the same key gets the
+	// first one's answer and reaches the agent no more.
+	Dedup dedup.Key
+	// Digest identifies the caller's request, so that a reused id with
+	// other content is refused rather than answered with a stale result.
+	Digest string
+	// Ref, if set, names the execution record; otherwise it is the
+	// agent's task (OriginA2A, scoped to the agent).
+	Ref execution.Ref
+}
+
+// Sent is the answer to a Send.
+type Sent struct {
+	Answer   a2a.SendMessageResult // the agent's *a2a.Task or *a2a.Message
+	Ref      execution.Ref         // the execution record it left
+	Replayed bool                  // the answer is a stored one: nothing was sent this time
+}
+
+// sentRecord is what dedup stores for a Send.
+type sentRecord struct {
+	Answer a2a.StreamResponse `json:"answer"`
+	Ref    execution.Ref      `json:"ref"`
+}
+
+// Send hands in.Message to the agent without waiting for the work (the
+// agent answers once it has taken it on), once per in.Dedup, and records
+// the execution. The message must have passed CheckMessage.
+func (s *Service) Send(ctx context.Context, in Send) (*Sent, error) {
+	raw, replayed, err := s.Dedup.Do(ctx, in.Dedup, in.Digest, func(ctx context.Context) (json.RawMessage, error) {
+		res, err := s.Client.Send(ctx, in.Agent.Template.Endpoint, in.Message)
+		if err != nil {
+			return nil, err
+		}
+		ref := in.Ref
+		if ref.ID == "" {
+			ref = a2aRef(in.Agent.Template.Name, res)
+		}
+		if err := s.record(context.WithoutCancel(ctx), in, ref, res); err != nil {
+			return nil, err
+		}
+		return json.Marshal(sentRecord{Answer: a2a.StreamResponse{Event: res.Answer.(a2a.Event)}, Ref: ref})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rec sentRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, err
+	}
+	answer, ok := rec.Answer.Event.(a2a.SendMessageResult)
+	if !ok {
+		return nil, agentgate.Errorf(agentgate.EINTERNAL, "stored answer is a %T", rec.Answer.Event)
+	}
+	return &Sent{Answer: answer, Ref: rec.Ref, Replayed: replayed}, nil
+}
+
+// a2aRef names the execution of an answer that came through the front
+// door: the agent's task, or, for a message answer without a task, the
+// message.
+func a2aRef(agentName string, res *a2acall.Result) execution.Ref {
+	id := string(res.TaskID)
+	if id == "" {
+		if m, ok := res.Answer.(*a2a.Message); ok {
+			id = "message:" + m.ID
+		}
+	}
+	return execution.Ref{Origin: execution.OriginA2A, Scope: agentName, ID: id}
+}
+
+// record creates the execution of a send, or, for a message that continues
+// a task already recorded, updates it.
+func (s *Service) record(ctx context.Context, in Send, ref execution.Ref, res *a2acall.Result) error {
+	data, err := json.Marshal(in.Message.Parts)
+	if err != nil {
+		return err
+	}
+	digest, err := dedup.Digest(in.Message.Parts)
+	if err != nil {
+		return err
+	}
+	e := execution.Execution{
+		Ref: ref, Agent: in.Agent.Template.Name, Caller: in.Caller.Subject,
+		InputBytes: len(data), InputDigest: digest,
+	}
+	apply(&e, res)
+	_, err = s.Executions.Create(ctx, e)
+	if agentgate.ErrorCode(err) == agentgate.ECONFLICT {
+		_, err = s.Executions.Update(ctx, ref, func(cur *execution.Execution) bool {
+			apply(cur, res)
+			return true
+		})
+	}
+	return err
+}
+
+// apply copies what an agent's answer says about a task into its record.
+func apply(e *execution.Execution, res *a2acall.Result) {
+	e.RemoteTaskID, e.ContextID, e.State = string(res.TaskID), res.ContextID, res.State
+	e.Text, e.Error = res.Text, ""
+	for _, a := range res.Artifacts {
+		if e.Text != "" {
+			e.Text += "\n"
+		}
+		e.Text += a
+	}
+}
+
+// Execution returns the execution at ref if in may see it: its caller and
+// the agent's owner may; anyone else gets ENOTFOUND, as if it did not exist.
+func (s *Service) Execution(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, error) {
+	e, err := s.Executions.Get(ctx, ref)
+	if err != nil {
+		return execution.Execution{}, err
+	}
+	if e.Caller == p.Subject {
+		return e, nil
+	}
+	a, err := s.Agents.Get(ctx, e.Agent)
+	if err == nil && a.Owner == p.Subject {
+		return e, nil
+	} else if err != nil && agentgate.ErrorCode(err) != agentgate.ENOTFOUND {
+		return execution.Execution{}, err
+	}
+	return execution.Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
+}
+
+// Refresh asks the agent for the task of the execution at ref, which p must
+// be allowed to see, and records what it says. A finished execution is
+// answered from its record, without asking the agent. If the agent cannot
+// be reached, Refresh returns the record as it was, with the error.
+func (s *Service) Refresh(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
+	return s.follow(ctx, p, ref, (*a2acall.Client).GetTask)
+}
+
+// Cancel asks the agent to cancel the task of the execution at ref and
+// records the answer.
+func (s *Service) Cancel(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
+	return s.follow(ctx, p, ref, (*a2acall.Client).Cancel)
+}
+
+func (s *Service) follow(ctx context.Context, p agentgate.Principal, ref execution.Ref,
+	call func(*a2acall.Client, context.Context, string, a2a.TaskID) (*a2acall.Result, error)) (execution.Execution, *a2acall.Result, error) {
+	e, err := s.Execution(ctx, p, ref)
+	if err != nil {
+		return execution.Execution{}, nil, err
+	}
+	if e.RemoteTaskID == "" {
+		return e, nil, agentgate.Errorf(agentgate.ENOTFOUND, "the agent answered %q with a message, not a task", ref.ID)
+	}
+	a, err := s.Agents.Get(ctx, e.Agent)
+	if err != nil {
+		return e, nil, err
+	}
+	res, err := call(s.Client, ctx, a.Template.Endpoint, a2a.TaskID(e.RemoteTaskID))
+	if err != nil {
+		return e, nil, err
+	}
+	e, err = s.Executions.Update(context.WithoutCancel(ctx), ref, func(cur *execution.Execution) bool {
+		apply(cur, res)
+		return true
+	})
+	return e, res, err
+}
+
+// Status is what agentgate knows of an agent's health.
+type Status struct {
+	Agent      string    `json:"agent"`
+	Registered bool      `json:"registered"`
+	Reachable  bool      `json:"reachable"`
+	Reason     string    `json:"reason,omitempty"` // why it is not reachable
+	Running    int64     `json:"running"`          // tasks not seen to end
+	CheckedAt  time.Time `json:"checkedAt"`
+}
+
+// Status checks the agent called name: registered in the table, answering
+// at its endpoint (within a2acall.PingTimeout), and how many of its tasks
+// are running. An agent that is down is a Status, not an error: only an
+// unknown agent (ENOTFOUND) or a failing table is.
+func (s *Service) Status(ctx context.Context, name string) (Status, error) {
+	a, err := s.Agents.Get(ctx, name)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Agent: name, Registered: true}
+	running, err := s.Executions.Running(ctx, name)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Running = running
+	if err := s.Client.Ping(ctx, a.Template.Endpoint); err != nil {
+		st.Reason = agentgate.ErrorMessage(err)
+	} else {
+		st.Reachable = true
+	}
+	st.CheckedAt = time.Now().UTC()
+	return st, nil
+}
