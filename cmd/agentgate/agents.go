@@ -27,8 +27,10 @@ func agents(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	switch {
-	case args[0] != "import" && args[0] != "list":
-		return fmt.Errorf("unknown agents command %q (want import or list)", args[0])
+	case args[0] != "import" && args[0] != "list" && args[0] != "status":
+		return fmt.Errorf("unknown agents command %q (want import, list or status)", args[0])
+	case args[0] == "status" && fs.NArg() != 1:
+		return fmt.Errorf("agents status: want one agent name, got %d", fs.NArg())
 	case args[0] == "import" && owner == "":
 		return errors.New("agents import: --owner is required")
 	case args[0] == "import" && fs.NArg() != 1:
@@ -40,8 +42,19 @@ func agents(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	defer st.Close()
 	reg := app.NewRegistry(cfg, st)
-	if args[0] == "list" {
+	switch args[0] {
+	case "list":
 		return listAgents(ctx, reg, stdout)
+	case "status":
+		d, err := app.NewDeps(cfg, st)
+		if err != nil {
+			return err
+		}
+		status, err := d.Dispatch.Status(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, status)
 	}
 	return importAgents(ctx, reg, owner, fs.Arg(0), stdout)
 }
@@ -86,7 +99,11 @@ func listAgents(ctx context.Context, reg *agent.Registry, stdout io.Writer) erro
 			break
 		}
 	}
-	enc := json.NewEncoder(stdout)
+	return printJSON(stdout, all)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(all)
+	return enc.Encode(v)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,43 @@ func TestAgentsUsageErrors(t *testing.T) {
 		if out, err := agentsCmd(t, data, args...); err == nil {
 			t.Errorf("agents %q succeeded:\n%s", args, out)
 		}
+	}
+}
+
+// TestAgentsStatus: status of an agent nobody answers for says so, with
+// the reason, and is not an error; an unknown agent is.
+func TestAgentsStatus(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "agentgate.db")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ln.Addr().String()
+	ln.Close()
+	file := filepath.Join(t.TempDir(), "down.yaml")
+	tmpl := "name: down\ndescription: Nobody home.\nversion: 1.0.0\nendpoint: http://" + down + "/\ncapabilities:\n  - {name: Nothing, description: Does nothing., use_cases: [Wait.]}\n"
+	if err := os.WriteFile(file, []byte(tmpl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := agentsCmd(t, data, "import", "--owner", "alice", file); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, err := agentsCmd(t, data, "status", "down")
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	var st struct {
+		Registered, Reachable bool
+		Reason                string
+		Running               int
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status output is not JSON: %v\n%s", err, out)
+	}
+	if !st.Registered || st.Reachable || st.Reason != "agent unreachable: connection refused" || st.Running != 0 {
+		t.Errorf("status %+v", st)
+	}
+	if _, err := agentsCmd(t, data, "status", "nobody"); err == nil || !strings.Contains(err.Error(), `no agent "nobody"`) {
+		t.Errorf("status of an unknown agent: %v", err)
 	}
 }

@@ -31,6 +31,7 @@ Usage:
   agentgate keys list --owner NAME        list an owner's keys
   agentgate keys revoke --owner NAME ID   revoke a key
   agentgate agents import|list            register agents from templates (--owner NAME DIR|FILE), list them
+  agentgate agents status NAME            is the agent registered, reachable, how many tasks run
 
 The store is the local embedded file unless a DynamoDB table (--table,
 TABLE_NAME) or endpoint (--dynamodb-endpoint, AWS_ENDPOINT_URL_DYNAMODB) is

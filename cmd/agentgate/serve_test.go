@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,6 +65,18 @@ func startServe(t *testing.T, env map[string]string, args ...string) (string, []
 			banner = append(banner, l)
 		case <-time.After(20 * time.Second):
 			t.Fatalf("no banner from serve; got %q", banner)
+		}
+	}
+	// Then what else serve started, up to the API key line, which is last.
+	for !strings.HasPrefix(banner[len(banner)-1], "API key for owner") {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited early; printed %q; result %v", banner, <-done)
+			}
+			banner = append(banner, l)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no API key line from serve; got %q", banner)
 		}
 	}
 	go func() {
@@ -128,5 +142,63 @@ func TestUnknownCommand(t *testing.T) {
 	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `unknown command "frobnicate"`) || !strings.Contains(stderr.String(), "Usage:") {
 		t.Fatalf("err %v, stderr %q", err, stderr.String())
+	}
+}
+
+// TestServeFrontsTheSampleAgent: serve imports the agent templates it is
+// given, runs the sample agent, and fronts it: with the key serve prints, a
+// message through the A2A front door reaches the agent and comes back.
+func TestServeFrontsTheSampleAgent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampleAddr := ln.Addr().String()
+	ln.Close()
+	tmpl, err := os.ReadFile(filepath.Join("..", "..", "examples", "agents", "echo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := t.TempDir()
+	moved := strings.Replace(string(tmpl), "http://127.0.0.1:9090/", "http://"+sampleAddr+"/", 1)
+	if err := os.WriteFile(filepath.Join(agents, "echo.yaml"), []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	base, out := startServe(t, nil, "--data", filepath.Join(t.TempDir(), "agentgate.db"), "--agents", agents, "--sample-agent", sampleAddr)
+	text := strings.Join(out, "\n")
+	for _, want := range []string{
+		"sample agent serving A2A on http://" + sampleAddr + "/",
+		"agent sample-echo (created): card at " + base + "/api/agents/sample-echo/a2a/agent-card",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("serve's output lacks %q:\n%s", want, text)
+		}
+	}
+	key := regexp.MustCompile(`agk_[a-z2-7_]+`).FindString(out[len(out)-1])
+	if key == "" {
+		t.Fatalf("no key in %q", out[len(out)-1])
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"serve-1","role":"ROLE_USER","parts":[{"text":"word-count one two three"}]}}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/agents/sample-echo/a2a", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Result struct {
+			Task struct {
+				ID     string `json:"id"`
+				Status struct {
+					State string `json:"state"`
+				} `json:"status"`
+			} `json:"task"`
+		} `json:"result"`
+		Error any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != 200 || answer.Result.Task.ID == "" {
+		t.Fatalf("front door: %d %+v %v", resp.StatusCode, answer, err)
 	}
 }

@@ -59,13 +59,14 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, 
 	for _, n := range opts.Notes {
 		fmt.Fprintln(out, n)
 	}
-	if err := ensureLocalKey(ctx, d, out); err != nil {
-		return err
-	}
 	if opts.AgentsDir != "" {
 		if err := importAgents(ctx, d.Agents, opts.AgentsDir, base, cfg.PublicBaseURL, out); err != nil {
 			return err
 		}
+	}
+	// The key comes last: it is the line a user copies.
+	if err := ensureLocalKey(ctx, d, out); err != nil {
+		return err
 	}
 
 	errc := make(chan error, 1)
