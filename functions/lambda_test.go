@@ -67,6 +67,7 @@ func TestLambdaFunctions(t *testing.T) {
 				// Off (the template's default), the MCP function hides every
 				// route, its health route included.
 				"MCP_SERVER_ENABLED": "true",
+				"CONSENT_SECRET":     "consent-secret-for-the-emulator-test-0123",
 			})
 
 			resp, id := fn.invoke(t, http.MethodGet, web.HealthPath(f.Name))

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -120,6 +122,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	})
 	if err != nil {
 		return err
+	}
+	if cfg.ConsentSecret == "" {
+		// One process signs and checks its own consent state: a secret of
+		// its own will do. Set CONSENT_SECRET to keep consents across restarts.
+		secret := make([]byte, 32)
+		rand.Read(secret)
+		cfg.ConsentSecret = hex.EncodeToString(secret)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -108,6 +108,7 @@ func testEnv(over map[string]string) func(string) string {
 	env := map[string]string{
 		"A2A_JWT_SECRET":     jwtSecret,
 		"MCP_SERVER_ENABLED": "true",
+		"CONSENT_SECRET":     "consent-secret-0123456789-abcdefghijklmnop",
 		"MAX_BODY_BYTES":     "1024",
 	}
 	for k, v := range over {

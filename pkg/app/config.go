@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgate/agentgate/pkg/auth"
 	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/mcpserver"
 	"github.com/agentgate/agentgate/pkg/netguard"
 	"github.com/agentgate/agentgate/pkg/ratelimit"
 	"github.com/agentgate/agentgate/pkg/store"
@@ -80,6 +81,18 @@ type Config struct {
 	// Lambda runtime API listens on loopback). Link-local addresses, the
 	// instance metadata service among them, are never allowed.
 	AgentNetwork netguard.Policy
+
+	// ConsentSecret signs MCP consent state (CONSENT_SECRET, at least 32
+	// bytes); required when the MCP server is on and consent is required.
+	ConsentSecret string
+	// RequireConsent gates every MCP dispatch on the user's yes
+	// (REQUIRE_DISPATCH_CONSENT, default true). Turn it off only for
+	// trusted, non-interactive deployments.
+	RequireConsent bool
+	// MCPTools, MCPResources and MCPPrompts are the MCP allow-lists
+	// (MCP_TOOLS, MCP_RESOURCES, MCP_PROMPTS: comma-separated names, or
+	// "none"); nil allows everything.
+	MCPTools, MCPResources, MCPPrompts []string
 }
 
 // DefaultTable is the table name used with a DynamoDB endpoint and no
@@ -103,6 +116,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		JWTIssuer:      getenv("JWT_ISSUER"),
 		JWTAudience:    getenv("JWT_AUDIENCE"),
 		PublicBaseURL:  strings.TrimRight(getenv("PUBLIC_BASE_URL"), "/"),
+		ConsentSecret:  getenv("CONSENT_SECRET"),
+		RequireConsent: true,
 		MaxBody:        web.DefaultMaxBody,
 		Timeout:        web.DefaultTimeout,
 		Limits:         map[string]web.Limits{},
@@ -135,6 +150,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, named("MCP_SERVER_ENABLED", err))
 		c.MCPEnabled = b
 	}
+	if v := getenv("REQUIRE_DISPATCH_CONSENT"); v != "" {
+		b, err := strconv.ParseBool(v)
+		errs = append(errs, named("REQUIRE_DISPATCH_CONSENT", err))
+		c.RequireConsent = b
+	}
+	if c.ConsentSecret != "" && len(c.ConsentSecret) < mcpserver.MinConsentSecret {
+		errs = append(errs, fmt.Errorf("CONSENT_SECRET: must be at least %d bytes", mcpserver.MinConsentSecret))
+	}
+	c.MCPTools, c.MCPResources, c.MCPPrompts = allowList(getenv("MCP_TOOLS")), allowList(getenv("MCP_RESOURCES")), allowList(getenv("MCP_PROMPTS"))
 	if v := getenv("AGENT_NETWORK"); v != "" {
 		p, err := AgentNetwork(v)
 		errs = append(errs, named("AGENT_NETWORK", err))
@@ -165,6 +189,24 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
+// allowList reads an MCP allow-list: unset allows all (nil), "none" nothing.
+func allowList(v string) []string {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return nil
+	case "none":
+		return []string{}
+	}
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // AgentNetwork returns the policy an AGENT_NETWORK value names.
 func AgentNetwork(name string) (netguard.Policy, error) {
 	switch name {
@@ -193,6 +235,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data", c.DataPath),
 		slog.Bool("jwt_configured", c.JWTSecret != ""),
 		slog.Bool("mcp_enabled", c.MCPEnabled),
+		slog.Bool("dispatch_consent", c.RequireConsent),
 		slog.Bool("agent_network_loopback", c.AgentNetwork.AllowLoopback),
 		slog.Bool("agent_network_vpc", c.AgentNetwork.AllowPrivate),
 		slog.Int64("max_body", c.MaxBody),

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"net/http"
 
 	"github.com/agentgate/agentgate/pkg/a2acall"
@@ -30,6 +32,7 @@ type Deps struct {
 	Limiter  web.Limiter
 	Agents   *agent.Registry
 	Dispatch *dispatch.Service
+	MCP      *mcpserver.Server // nil unless the MCP server is enabled
 }
 
 // NewDeps builds the services every function shares on st.
@@ -61,6 +64,25 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		a.JWT = v
 	}
 	d.Authn = a
+	if cfg.MCPEnabled {
+		secret := []byte(cfg.ConsentSecret)
+		if len(secret) == 0 {
+			if cfg.RequireConsent {
+				return Deps{}, errors.New("CONSENT_SECRET: required when MCP_SERVER_ENABLED=true and dispatch consent is on")
+			}
+			// Nothing is ever signed without consent: any key will do.
+			secret = make([]byte, mcpserver.MinConsentSecret)
+			rand.Read(secret)
+		}
+		m, err := mcpserver.New(mcpserver.Options{
+			Dispatch: d.Dispatch, Store: st, ConsentSecret: secret, RequireConsent: cfg.RequireConsent,
+			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version,
+		})
+		if err != nil {
+			return Deps{}, err
+		}
+		d.MCP = m
+	}
 	return d, nil
 }
 
@@ -87,7 +109,11 @@ type Function struct {
 var Functions = []Function{
 	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp",
 		routes: func(h http.Handler, d Deps) []web.Route {
-			routes := mcpserver.Routes(h, mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers})
+			var endpoint http.Handler = web.NotImplemented("the MCP endpoint")
+			if d.MCP != nil {
+				endpoint = d.MCP
+			}
+			routes := mcpserver.Routes(h, endpoint, mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers})
 			if !d.Config.MCPEnabled {
 				return web.Hidden(routes)
 			}

@@ -167,6 +167,28 @@ func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(contex
 	}
 }
 
+// Lookup returns the stored result of key, if the operation has completed:
+// a caller that must do something first (ask for consent) before it may run
+// an operation can answer a repeat without doing it again. It is ECONFLICT
+// if the key was used with another digest; found is false if there is no
+// completed result.
+func (d *Deduper) Lookup(ctx context.Context, key Key, digest string) (result json.RawMessage, found bool, err error) {
+	it, err := d.store.Get(ctx, store.DedupKey(key.Scope, key.Caller, key.ID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	var e entry
+	if err := json.Unmarshal(it.Data, &e); err != nil {
+		return nil, false, fmt.Errorf("dedup: decoding %s: %w", it.PK, err)
+	}
+	if e.Digest != digest {
+		return nil, false, agentgate.Errorf(agentgate.ECONFLICT, "id %q was already used for a different request", key.ID)
+	}
+	return e.Result, e.State == done, nil
+}
+
 // claim creates the pending entry. It returns nil, nil if the key is taken.
 func (d *Deduper) claim(ctx context.Context, k store.Key, digest string) (*store.Item, error) {
 	it, err := d.item(k, entry{State: pending, Digest: digest, LeaseUntil: d.now().Add(d.lease)})

@@ -218,3 +218,23 @@ func TestDigest(t *testing.T) {
 		t.Errorf("digests %s %s %s: want equal for equal maps, different otherwise", a, b, c)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	teststores.ForEach(t, func(t *testing.T, st store.Store, clock *storetest.Clock) {
+		d := dedup.New(st, dedup.WithClock(clock.Now))
+		if _, found, err := d.Lookup(t.Context(), key, "d"); found || err != nil {
+			t.Fatalf("before: found=%v err=%v", found, err)
+		}
+		var c counter
+		if _, _, err := d.Do(t.Context(), key, "d", c.op); err != nil {
+			t.Fatal(err)
+		}
+		res, found, err := d.Lookup(t.Context(), key, "d")
+		if !found || err != nil || string(res) != `{"run":1}` {
+			t.Fatalf("after: %s found=%v err=%v", res, found, err)
+		}
+		if _, _, err := d.Lookup(t.Context(), key, "other"); agentgate.ErrorCode(err) != agentgate.ECONFLICT {
+			t.Errorf("other digest: %v", err)
+		}
+	})
+}

@@ -82,15 +82,12 @@ func (s *Service) Send(ctx context.Context, in Send) (*Sent, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rec sentRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
+	sent, err := decodeSent(raw)
+	if err != nil {
 		return nil, err
 	}
-	answer, ok := rec.Answer.Event.(a2a.SendMessageResult)
-	if !ok {
-		return nil, agentgate.Errorf(agentgate.EINTERNAL, "stored answer is a %T", rec.Answer.Event)
-	}
-	return &Sent{Answer: answer, Ref: rec.Ref, Replayed: replayed}, nil
+	sent.Replayed = replayed
+	return sent, nil
 }
 
 // a2aRef names the execution of an answer that came through the front
@@ -164,9 +161,8 @@ func (s *Service) Execution(ctx context.Context, p agentgate.Principal, ref exec
 }
 
 // Refresh asks the agent for the task of the execution at ref, which p must
-// be allowed to see, and records what it says. A finished execution is
-// answered from its record, without asking the agent. If the agent cannot
-// be reached, Refresh returns the record as it was, with the error.
+// be allowed to see, and records what it says. If the agent cannot be
+// reached, Refresh returns the record as it was, with the error.
 func (s *Service) Refresh(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
 	return s.follow(ctx, p, ref, (*a2acall.Client).GetTask)
 }

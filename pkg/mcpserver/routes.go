@@ -12,9 +12,8 @@ import (
 // Endpoint is the MCP endpoint's path.
 const Endpoint = "/mcp"
 
-// Routes is the MCP function's route table.
-func Routes(health http.Handler, meta Metadata) []web.Route {
-	mcp := web.NotImplemented("the MCP endpoint")
+// Routes is the MCP function's route table; mcp serves the endpoint.
+func Routes(health, mcp http.Handler, meta Metadata) []web.Route {
 	// Connector keys reach the MCP endpoint (and only it); the server shows
 	// them the connector tools alone.
 	scopes := []string{agentgate.ScopeUser, agentgate.ScopeConnector}

@@ -1,0 +1,189 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
+	"github.com/agentgate/agentgate/pkg/mcpserver"
+	"github.com/agentgate/agentgate/pkg/store/dynamo/dynalite"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalite.Stop()
+	os.Exit(code)
+}
+
+// consentAnswer is what a test's user answers to a consent question.
+type consentAnswer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
+
+func approve(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+}
+
+// client connects the official Go SDK client to url with token, at
+// version ("" for the newest, 2026-07-28). answer, if set, makes it a
+// client that can elicit; asked counts the questions.
+func client(t *testing.T, url, token, version string, answer consentAnswer, asked *atomic.Int64) *mcp.ClientSession {
+	t.Helper()
+	var opts mcp.ClientOptions
+	if answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if asked != nil {
+				asked.Add(1)
+			}
+			return answer(req)
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentgate-test", Version: "1.0.0"}, &opts)
+	var sopts *mcp.ClientSessionOptions
+	if version != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + mcpserver.Endpoint, HTTPClient: apptest.Bearer(token)}, sopts)
+	if err != nil {
+		t.Fatalf("connect at %q: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// structured decodes a tool result's structured content into v.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("structured content %s: %v", data, err)
+	}
+}
+
+// dispatch calls dispatch_task and decodes its result.
+func dispatch(t *testing.T, cs *mcp.ClientSession, args map[string]any) (mcpserver.DispatchOutput, *mcp.CallToolResult) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "dispatch_task", Arguments: args})
+	if err != nil {
+		t.Fatalf("dispatch_task: %v", err)
+	}
+	var out mcpserver.DispatchOutput
+	structured(t, res, &out)
+	return out, res
+}
+
+// await polls get_execution_result until the task is done.
+func await(t *testing.T, cs *mcp.ClientSession, taskID string) mcpserver.ExecutionResultOutput {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_execution_result", Arguments: map[string]any{"taskId": taskID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			t.Fatalf("get_execution_result: %v", res.Content)
+		}
+		var out mcpserver.ExecutionResultOutput
+		structured(t, res, &out)
+		if out.Done || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestGoClientSession drives the whole surface with the official Go
+// client, at 2026-07-28 (stateless, MRTR consent) and at 2025-11-25
+// (session in the table, consent as an elicitation on the tools/call
+// stream, resumed with GET), on both stores: list and read everything, get
+// the prompt, dispatch with consent and poll to completion.
+func TestGoClientSession(t *testing.T) {
+	for _, backend := range apptest.Backends {
+		for _, version := range []string{mcpserver.Version20260728, mcpserver.Version20251125} {
+			t.Run(backend+"/"+version, func(t *testing.T) {
+				s := apptest.New(t, backend, nil)
+				url := s.Serve()
+				var asked atomic.Int64
+				cs := client(t, url, s.Key("alice", agentgate.ScopeUser), version, approve, &asked)
+				if got := cs.InitializeResult().ProtocolVersion; got != version {
+					t.Fatalf("negotiated %s, want %s", got, version)
+				}
+
+				tools, err := cs.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, tool := range tools.Tools {
+					names = append(names, tool.Name)
+				}
+				slices.Sort(names)
+				if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
+					t.Errorf("tools %v, want %v", names, want)
+				}
+				for _, tool := range tools.Tools {
+					if tool.Name == "dispatch_task" && (tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint ||
+						tool.Annotations.OpenWorldHint == nil || !*tool.Annotations.OpenWorldHint) {
+						t.Errorf("dispatch_task annotations %+v: want destructive and open-world", tool.Annotations)
+					}
+				}
+				resources, err := cs.ListResources(t.Context(), nil)
+				if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "agentgate://agents" {
+					t.Fatalf("resources %+v, %v", resources, err)
+				}
+				templates, err := cs.ListResourceTemplates(t.Context(), nil)
+				if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "agentgate://agents/{agentId}/status" {
+					t.Fatalf("templates %+v, %v", templates, err)
+				}
+				prompts, err := cs.ListPrompts(t.Context(), nil)
+				if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "delegate_task" {
+					t.Fatalf("prompts %+v, %v", prompts, err)
+				}
+
+				agents, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "agentgate://agents"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var listed []mcpserver.AgentView
+				if err := json.Unmarshal([]byte(agents.Contents[0].Text), &listed); err != nil || len(listed) != 1 ||
+					listed[0].AgentID != s.AgentID || !listed[0].Status.Reachable {
+					t.Fatalf("agents %s (%v)", agents.Contents[0].Text, err)
+				}
+				status, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "agentgate://agents/" + s.AgentID + "/status"})
+				if err != nil || !strings.Contains(status.Contents[0].Text, `"reachable": true`) {
+					t.Fatalf("status %+v, %v", status, err)
+				}
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "agentgate://agents/nobody/status"}); err == nil {
+					t.Error("the status of an unknown agent was read")
+				}
+				prompt, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "delegate_task", Arguments: map[string]string{"agentId": s.AgentID, "goal": "count my words"}})
+				if err != nil || len(prompt.Messages) != 1 || !strings.Contains(prompt.Messages[0].Content.(*mcp.TextContent).Text, "dispatch_task") {
+					t.Fatalf("prompt %+v, %v", prompt, err)
+				}
+
+				out, res := dispatch(t, cs, map[string]any{"agentId": s.AgentID, "instruction": "reverse stressed"})
+				if !out.Dispatched || out.TaskID == "" || res.IsError {
+					t.Fatalf("dispatch: %+v %v", out, res.Content)
+				}
+				if asked.Load() != 1 || s.Sample.Received() != 1 {
+					t.Errorf("asked %d times, agent received %d; want 1 and 1", asked.Load(), s.Sample.Received())
+				}
+				done := await(t, cs, out.TaskID)
+				if done.Status != "completed" || done.Result != "desserts" {
+					t.Errorf("execution %+v, want completed with the reversed text", done)
+				}
+			})
+		}
+	}
+}

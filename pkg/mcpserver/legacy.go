@@ -1,0 +1,640 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
+)
+
+// legacy serves MCP sessions (protocol 2025-11-25, 2025-06-18, 2025-03-26)
+// from the table, so that no request depends on the memory of another:
+//
+//   - initialize creates a session record (the SDK's session state, the
+//     principal, timestamps) under an unguessable id, with a sliding TTL;
+//   - every later request loads it, runs through a fresh SDK session
+//     restored from it (one connection per HTTP request) and answers;
+//   - a tool that needs consent gets its elicitation/create sent on the
+//     tools/call SSE stream, with an event id and a retry hint, and the
+//     stream ends there (SEP-1699); the pending call is stored as the
+//     stream's event 0;
+//   - the client's answer, POSTed to any instance, re-runs the tools/call
+//     with the answer and stores its result as event 1;
+//   - the client's GET with Last-Event-ID, on any instance, replays it.
+type legacy struct {
+	store  store.Store
+	server func(*http.Request) *mcp.Server
+	ttl    time.Duration
+	now    func() time.Time
+}
+
+// sessionRecord is a legacy session's table item.
+type sessionRecord struct {
+	Subject   string                 `json:"subject"`
+	Scope     string                 `json:"scope"`
+	Agent     string                 `json:"agent,omitempty"`
+	State     mcp.ServerSessionState `json:"state"`
+	CreatedAt time.Time              `json:"createdAt"`
+	LastSeen  time.Time              `json:"lastSeen"`
+}
+
+// pendingCall is a tools/call waiting for the client's answer to an
+// elicitation: the stream's event 0.
+type pendingCall struct {
+	CallID       json.RawMessage `json:"callId"` // the tools/call's JSON-RPC id
+	Params       json.RawMessage `json:"params"` // and its params
+	RequestState string          `json:"requestState"`
+	Answered     bool            `json:"answered"`
+}
+
+// elicitationIDPrefix starts the JSON-RPC id of our elicitation/create
+// requests; the rest is the stream id, so that the answer names its stream.
+const elicitationIDPrefix = "agentgate-consent-"
+
+// retryAfter is the reconnection delay the SSE streams suggest.
+const retryAfter = 500 * time.Millisecond
+
+// resumeWait bounds how long a resuming GET waits for a result before it
+// ends with a keep-alive event, and resumePoll how often it looks.
+const (
+	resumeWait = 2 * time.Second
+	resumePoll = 100 * time.Millisecond
+)
+
+const headerSession = "Mcp-Session-Id"
+
+func (l *legacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		l.post(w, r)
+	case http.MethodGet:
+		l.get(w, r)
+	case http.MethodDelete:
+		l.delete(w, r)
+	}
+}
+
+func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per request")
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
+		return
+	}
+	ctx := r.Context()
+	sid := r.Header.Get(headerSession)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		if sid != "" {
+			writeRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "initialize inside a session: start a new session without Mcp-Session-Id")
+			return
+		}
+		l.initialize(w, r, req)
+		return
+	}
+	sess, version, ok := l.load(w, r, sid)
+	if !ok {
+		return
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if !m.IsCall() {
+			l.notification(ctx, w, sid, sess, version, m)
+			return
+		}
+		l.call(w, r, sid, sess, version, m)
+	case *jsonrpc.Response:
+		l.answer(w, r, sid, sess, m)
+	}
+}
+
+// initialize starts a session: the SDK answers the handshake, the record
+// goes to the table, and the answer carries the new session's id.
+func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+	ctx := r.Context()
+	sid, err := randomID()
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	resp, _, err := l.run(ctx, r, sid, nil, req)
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, req.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		return
+	}
+	if resp.Error != nil {
+		writeMessage(w, http.StatusOK, resp)
+		return
+	}
+	var params mcp.InitializeParams
+	var result mcp.InitializeResult
+	if err := json.Unmarshal(req.Params, &params); err != nil {
+		writeRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidParams, "initialize: "+err.Error())
+		return
+	}
+	if err := json.Unmarshal(resp.Result, &result); err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	// The SDK's checks read the version from InitializeParams: keep the
+	// negotiated one there, not the one the client asked for.
+	params.ProtocolVersion = result.ProtocolVersion
+	p := principal(ctx)
+	now := l.now().UTC()
+	rec := sessionRecord{Subject: p.Subject, Scope: p.Scope, Agent: p.Agent, CreatedAt: now, LastSeen: now,
+		State: mcp.ServerSessionState{InitializeParams: &params, NegotiatedProtocolVersion: result.ProtocolVersion}}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, ExpiresAt: now.Add(l.ttl)}); err != nil {
+		writeStoreError(w, req.ID.Raw(), err)
+		return
+	}
+	slog.InfoContext(ctx, "mcp session started", "caller", p.Subject, "protocol_version", result.ProtocolVersion,
+		"client", clientName(params.ClientInfo))
+	w.Header().Set(headerSession, sid)
+	writeMessage(w, http.StatusOK, resp)
+}
+
+func clientName(impl *mcp.Implementation) string {
+	if impl == nil {
+		return ""
+	}
+	return impl.Name + "/" + impl.Version
+}
+
+// load reads the session named by the request and checks that it is the
+// caller's. A missing, expired or someone else's session is 404 (the
+// client starts a new one); a store failure is 503, never 404.
+func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
+	if sid == "" {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id is required; initialize first")
+		return sessionRecord{}, 0, false
+	}
+	it, err := l.store.Get(r.Context(), store.SessionKey(sid))
+	if errors.Is(err, store.ErrNotFound) {
+		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found or expired; initialize a new session")
+		return sessionRecord{}, 0, false
+	} else if err != nil {
+		writeStoreError(w, nil, err)
+		return sessionRecord{}, 0, false
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(it.Data, &rec); err != nil {
+		web.WriteError(w, r, fmt.Errorf("decoding session: %w", err))
+		return sessionRecord{}, 0, false
+	}
+	p := principal(r.Context())
+	if rec.Subject != p.Subject || rec.Scope != p.Scope || rec.Agent != p.Agent {
+		// Someone else's session does not exist, as far as this caller knows.
+		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found or expired; initialize a new session")
+		return sessionRecord{}, 0, false
+	}
+	return rec, it.Version, true
+}
+
+// save stores the session with a fresh TTL. The TTL slides on a write at
+// most every quarter TTL, so that most requests cost one read, no write.
+func (l *legacy) save(ctx context.Context, sid string, rec sessionRecord, version int64, force bool) error {
+	now := l.now().UTC()
+	if !force && now.Sub(rec.LastSeen) < l.ttl/4 {
+		return nil
+	}
+	rec.LastSeen = now
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = l.store.Update(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, Version: version, ExpiresAt: now.Add(l.ttl)})
+	if errors.Is(err, store.ErrConflict) && !force {
+		return nil // a concurrent request slid it already
+	}
+	return err
+}
+
+// notification handles a client notification: initialized and the log
+// level are session state; the rest need no answer.
+func (l *legacy) notification(ctx context.Context, w http.ResponseWriter, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
+	if m.Method == "notifications/initialized" && sess.State.InitializedParams == nil {
+		sess.State.InitializedParams = &mcp.InitializedParams{}
+		if err := l.save(ctx, sid, sess, version, true); err != nil {
+			writeStoreError(w, nil, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// call runs one request of a session.
+func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
+	ctx := r.Context()
+	resp, rec, err := l.run(ctx, r, sid, &sess.State, m)
+	if err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, m.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		return
+	}
+	if requests, state := rec.recorded(); requests != nil {
+		l.elicit(w, r, sid, m, requests, state)
+		return
+	}
+	force := false
+	if m.Method == "logging/setLevel" && resp.Error == nil {
+		var params mcp.SetLoggingLevelParams
+		if json.Unmarshal(m.Params, &params) == nil {
+			sess.State.LogLevel, force = params.Level, true
+		}
+	}
+	if err := l.save(ctx, sid, sess, version, force); err != nil && force {
+		writeStoreError(w, m.ID.Raw(), err)
+		return
+	}
+	writeMessage(w, http.StatusOK, resp)
+}
+
+// elicit stores the pending call and sends the elicitation on an SSE
+// stream that then ends: the answer may reach any instance.
+func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Request, requests mcp.InputRequestMap, state string) {
+	ctx := r.Context()
+	stream, err := randomID()
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	params, ok := requests[consentKey].(*mcp.ElicitParams)
+	if !ok {
+		writeRPCError(w, http.StatusInternalServerError, m.ID.Raw(), jsonrpc.CodeInternalError, "internal error")
+		return
+	}
+	callID, err := json.Marshal(m.ID.Raw())
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	data, err := json.Marshal(pendingCall{CallID: callID, Params: m.Params, RequestState: state})
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 0), Kind: "mcp-event", Data: data, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+		// Nothing was dispatched; the call fails, and says why.
+		writeStoreError(w, m.ID.Raw(), err)
+		return
+	}
+	encoded, err := json.Marshal(params)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	id, _ := jsonrpc.MakeID(elicitationIDPrefix + stream)
+	event, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: "elicitation/create", Params: encoded})
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	startSSE(w)
+	writeEvent(w, eventID(stream, 0, 0), retryAfter, event)
+}
+
+// answer takes the client's answer to an elicitation: the first answer
+// re-runs the pending tools/call with it, and stores the result as the
+// stream's next event. A repeated answer changes nothing.
+func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, m *jsonrpc.Response) {
+	ctx := r.Context()
+	raw, _ := m.ID.Raw().(string)
+	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
+	if !ok || stream == "" {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
+		return
+	}
+	it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+	if errors.Is(err, store.ErrNotFound) {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
+		return
+	} else if err != nil {
+		writeStoreError(w, nil, err)
+		return
+	}
+	var pending pendingCall
+	if err := json.Unmarshal(it.Data, &pending); err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	if pending.Answered {
+		w.WriteHeader(http.StatusAccepted) // the first answer counted
+		return
+	}
+	pending.Answered = true
+	data, err := json.Marshal(pending)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	it.Data = data
+	if _, err := l.store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+		w.WriteHeader(http.StatusAccepted) // another instance took the answer
+		return
+	} else if err != nil {
+		writeStoreError(w, nil, err)
+		return
+	}
+
+	retry, err := retryCall(pending, m)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	resp, rec, err := l.run(ctx, r, sid, &sess.State, retry)
+	if err != nil {
+		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: agentgate.ErrorMessage(err)}}
+	} else if requests, _ := rec.recorded(); requests != nil {
+		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool asked for input again"}}
+	}
+	event, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
+	// Stored with a fresh context: the result must land even if this
+	// request is being cut short, or the client's GET waits in vain.
+	if _, err := l.store.Put(context.WithoutCancel(ctx), store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+		writeStoreError(w, nil, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// retryCall is the pending tools/call again, with the client's answer as
+// its input response and the signed state it was asked with: the same
+// request a 2026-07-28 client retries with, so one tool serves both.
+func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, error) {
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(pending.Params, &params); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	if m.Error == nil && len(m.Result) > 0 {
+		params["inputResponses"] = json.RawMessage(`{"` + consentKey + `":` + string(m.Result) + `}`)
+	}
+	state, err := json.Marshal(pending.RequestState)
+	if err != nil {
+		return nil, err
+	}
+	params["requestState"] = state
+	encoded, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var rawID any
+	if err := json.Unmarshal(pending.CallID, &rawID); err != nil {
+		return nil, err
+	}
+	id, err := jsonrpc.MakeID(rawID)
+	if err != nil {
+		return nil, err
+	}
+	return &jsonrpc.Request{ID: id, Method: "tools/call", Params: encoded}, nil
+}
+
+// get resumes a stream after Last-Event-ID: it sends the stored result if
+// there is one, and otherwise, after a short wait, a keep-alive event with
+// a new id, so that the client comes back. A table failure here is a
+// keep-alive too: the official clients give up their connection on any
+// error status to a resuming GET.
+func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		// No server-initiated stream: agentgate sends nothing unasked.
+		// Both official clients open one after initialize and take 405
+		// as "no such stream".
+		w.Header().Set("Allow", "POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "GET without Last-Event-ID: this server opens no standalone stream")
+		return
+	}
+	stream, seq, keep, ok := parseEventID(last)
+	if !ok {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Last-Event-ID is not an event id of this server")
+		return
+	}
+	sid := r.Header.Get(headerSession)
+	if _, _, ok := l.load(w, r, sid); !ok {
+		return
+	}
+	ctx := r.Context()
+	deadline := l.now().Add(resumeWait)
+	for {
+		it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
+		if err == nil {
+			startSSE(w)
+			writeEvent(w, eventID(stream, seq+1, 0), 0, it.Data)
+			return
+		}
+		if !errors.Is(err, store.ErrNotFound) || !l.now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(resumePoll):
+		}
+	}
+	startSSE(w)
+	writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
+}
+
+// delete ends a session.
+func (l *legacy) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(headerSession)
+	if _, _, ok := l.load(w, r, sid); !ok {
+		return
+	}
+	if err := l.store.Delete(r.Context(), store.SessionKey(sid)); err != nil {
+		writeStoreError(w, nil, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// run answers one request through an SDK session restored from state (nil
+// for initialize), on a connection that lives for this request only.
+func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mcp.ServerSessionState, req *jsonrpc.Request) (*jsonrpc.Response, *inputRecorder, error) {
+	rec := &inputRecorder{}
+	ctx = context.WithValue(ctx, recorderKey{}, rec)
+	c := &conn{sid: sid, in: make(chan jsonrpc.Message, 1), out: make(chan jsonrpc.Message), done: make(chan struct{})}
+	var restored *mcp.ServerSessionState
+	if state != nil {
+		copied := *state
+		restored = &copied
+	}
+	ss, err := l.server(r).Connect(ctx, transport{c}, &mcp.ServerSessionOptions{State: restored})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ss.Close()
+	c.in <- req
+	for {
+		select {
+		case msg := <-c.out:
+			if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == req.ID {
+				if resp.Error == errInputRecorded || isRecorded(resp.Error) {
+					resp.Error = nil
+				}
+				return resp, rec, nil
+			}
+			// Notifications (logs, progress) have nowhere to go on a JSON
+			// answer; server-to-client requests are never made here.
+		case <-ctx.Done():
+			return nil, nil, agentgate.Wrap(agentgate.ETIMEOUT, ctx.Err(), "the request timed out")
+		}
+	}
+}
+
+func isRecorded(err error) bool {
+	var w *jsonrpc.Error
+	return errors.As(err, &w) && w.Code == errInputRecorded.Code && w.Message == errInputRecorded.Message
+}
+
+// conn is a connection for one request: it reads the one message, then
+// blocks until closed (an EOF would cancel the handler), and hands what
+// the server writes to run.
+type conn struct {
+	sid  string
+	in   chan jsonrpc.Message
+	out  chan jsonrpc.Message
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.in:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *conn) Write(ctx context.Context, m jsonrpc.Message) error {
+	select {
+	case c.out <- m:
+		return nil
+	case <-c.done:
+		return io.ErrClosedPipe
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *conn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *conn) SessionID() string { return c.sid }
+
+type transport struct{ c *conn }
+
+func (t transport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// Event ids are <stream>_<seq>, and for keep-alives <stream>_<seq>.k<n>
+// (still after seq, but new, so that clients count them as progress).
+func eventID(stream string, seq, keep int) string {
+	id := stream + "_" + strconv.Itoa(seq)
+	if keep > 0 {
+		id += ".k" + strconv.Itoa(keep)
+	}
+	return id
+}
+
+func parseEventID(id string) (stream string, seq, keep int, ok bool) {
+	i := strings.LastIndexByte(id, '_') // stream ids are base64url, which has '_' too
+	if i <= 0 {
+		return "", 0, 0, false
+	}
+	stream, rest := id[:i], id[i+1:]
+	n, k, hasKeep := strings.Cut(rest, ".k")
+	seq, err := strconv.Atoi(n)
+	if err != nil || seq < 0 || seq > 1 {
+		return "", 0, 0, false
+	}
+	if hasKeep {
+		if keep, err = strconv.Atoi(k); err != nil || keep < 0 {
+			return "", 0, 0, false
+		}
+	}
+	return stream, seq, keep, true
+}
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+// writeEvent writes one SSE event and flushes it. data nil is an empty
+// event (a keep-alive).
+func writeEvent(w http.ResponseWriter, id string, retry time.Duration, data []byte) {
+	var b strings.Builder
+	b.WriteString("id: " + id + "\n")
+	if retry > 0 {
+		b.WriteString("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	io.WriteString(w, b.String())
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func writeMessage(w http.ResponseWriter, status int, m jsonrpc.Message) {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// writeRPCError answers a JSON-RPC error with an HTTP status that says the
+// same.
+func writeRPCError(w http.ResponseWriter, status int, id any, code int64, message string) {
+	web.WriteJSON(w, status, map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": message},
+	})
+}
+
+// writeStoreError is a table failure: 503 with a JSON-RPC error, so that
+// the client retries rather than taking its session for gone.
+func writeStoreError(w http.ResponseWriter, id any, err error) {
+	slog.Warn("mcp: store failure", "error", err.Error())
+	writeRPCError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, "the session store is unavailable; retry shortly")
+}
