@@ -125,6 +125,7 @@ func consentRequest(task dispatch.Task) *mcp.ElicitParams {
 		instruction = strings.ToValidUTF8(instruction[:500], "") + "…"
 	}
 	return &mcp.ElicitParams{
+		Mode:    "form",
 		Message: fmt.Sprintf("Send this task to the agent %q (%s)?\n\n%s", task.Agent.Template.Name, task.Agent.Template.Description, instruction),
 		RequestedSchema: map[string]any{
 			"type": "object",
