@@ -67,7 +67,7 @@ type pendingCall struct {
 const elicitationIDPrefix = "agentgate-consent-"
 
 // retryAfter is the reconnection delay the SSE streams suggest.
-const retryAfter = 500 * time.Millisecond
+const retryAfter = 250 * time.Millisecond
 
 // resumeWait bounds how long a resuming GET waits for a result before it
 // ends with a keep-alive event, and resumePoll how often it looks.
@@ -187,34 +187,52 @@ func clientName(impl *mcp.Implementation) string {
 	return impl.Name + "/" + impl.Version
 }
 
-// load reads the session named by the request and checks that it is the
-// caller's. A missing, expired or someone else's session is 404 (the
-// client starts a new one); a store failure is 503, never 404.
-func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
+// errNoSession is a session that is missing, expired or someone else's:
+// the client's cue to start a new one.
+var errNoSession = agentgate.Errorf(agentgate.ENOTFOUND, "session not found or expired; initialize a new session")
+
+// lookup reads the session sid and checks that it is the caller's. It
+// returns errNoSession, a store error, or the record and its version.
+func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, error) {
 	if sid == "" {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Mcp-Session-Id is required; initialize first")
-		return sessionRecord{}, 0, false
+		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is required; initialize first")
 	}
-	it, err := l.store.Get(r.Context(), store.SessionKey(sid))
+	it, err := l.store.Get(ctx, store.SessionKey(sid))
 	if errors.Is(err, store.ErrNotFound) {
-		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found or expired; initialize a new session")
-		return sessionRecord{}, 0, false
+		return sessionRecord{}, 0, errNoSession
 	} else if err != nil {
-		writeStoreError(w, nil, err)
-		return sessionRecord{}, 0, false
+		return sessionRecord{}, 0, err
 	}
 	var rec sessionRecord
 	if err := json.Unmarshal(it.Data, &rec); err != nil {
-		web.WriteError(w, r, fmt.Errorf("decoding session: %w", err))
-		return sessionRecord{}, 0, false
+		return sessionRecord{}, 0, fmt.Errorf("decoding session: %w", err)
 	}
-	p := principal(r.Context())
+	p := principal(ctx)
 	if rec.Subject != p.Subject || rec.Scope != p.Scope || rec.Agent != p.Agent {
 		// Someone else's session does not exist, as far as this caller knows.
-		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found or expired; initialize a new session")
-		return sessionRecord{}, 0, false
+		return sessionRecord{}, 0, errNoSession
 	}
-	return rec, it.Version, true
+	return rec, it.Version, nil
+}
+
+// load is lookup answering its failures: 400 without a session id, 404
+// for no session, 503 for a store failure (never 404, which would end the
+// client's session).
+func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
+	rec, version, err := l.lookup(r.Context(), sid)
+	switch {
+	case err == nil:
+		return rec, version, true
+	case err == errNoSession:
+		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
+	case agentgate.ErrorCode(err) == agentgate.EINVALID:
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
+	case errors.Is(err, store.ErrUnavailable):
+		writeStoreError(w, nil, err)
+	default:
+		web.WriteError(w, r, err)
+	}
+	return sessionRecord{}, 0, false
 }
 
 // save stores the session with a fresh TTL. The TTL slides on a write at
@@ -423,9 +441,12 @@ func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, erro
 
 // get resumes a stream after Last-Event-ID: it sends the stored result if
 // there is one, and otherwise, after a short wait, a keep-alive event with
-// a new id, so that the client comes back. A table failure here is a
-// keep-alive too: the official clients give up their connection on any
-// error status to a resuming GET.
+// a new id, so that the client comes back (the official clients give up
+// after a few resumptions without a new event id, and drop their whole
+// connection on any error status here). A table failure is a keep-alive
+// too, for a while. Neither waits forever: after maxKeepAlives, an
+// unanswered consent is closed as refused, and a table still failing is
+// a 503.
 func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
@@ -441,20 +462,36 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Last-Event-ID is not an event id of this server")
 		return
 	}
+	ctx := r.Context()
 	sid := r.Header.Get(headerSession)
-	if _, _, ok := l.load(w, r, sid); !ok {
+	keepAlive := func(err error) {
+		if err != nil && keep >= maxKeepAlives {
+			writeStoreError(w, nil, err)
+			return
+		}
+		startSSE(w)
+		writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
+	}
+	if _, _, err := l.lookup(ctx, sid); errors.Is(err, store.ErrUnavailable) {
+		keepAlive(err)
+		return
+	} else if err != nil {
+		l.load(w, r, sid) // answers the error
 		return
 	}
-	ctx := r.Context()
 	deadline := l.now().Add(resumeWait)
 	for {
 		it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
-		if err == nil {
+		switch {
+		case err == nil:
 			startSSE(w)
 			writeEvent(w, eventID(stream, seq+1, 0), 0, it.Data)
 			return
+		case !errors.Is(err, store.ErrNotFound):
+			keepAlive(err)
+			return
 		}
-		if !errors.Is(err, store.ErrNotFound) || !l.now().Before(deadline) {
+		if !l.now().Before(deadline) {
 			break
 		}
 		select {
@@ -463,8 +500,83 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(resumePoll):
 		}
 	}
+	if keep+1 < maxKeepAlives {
+		keepAlive(nil)
+		return
+	}
+	event, err := l.expire(ctx, sid, stream)
+	if err != nil {
+		keepAlive(err)
+		return
+	}
+	if event == nil {
+		if keep < 2*maxKeepAlives {
+			keepAlive(nil) // an answer took the call: its result follows
+			return
+		}
+		// The answer's result never landed (the table failed as it was
+		// stored): end the call rather than wait forever.
+		writeRPCError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInternalError,
+			"the result of this call was lost; look it up with get_execution_result")
+		return
+	}
 	startSSE(w)
-	writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
+	writeEvent(w, eventID(stream, seq+1, 0), 0, event)
+}
+
+// maxKeepAlives bounds how many times a resuming GET ends without the
+// result: about a minute of waiting for an answer.
+const maxKeepAlives = 25
+
+// expire closes a stream whose consent went unanswered: the pending call is
+// marked answered, so that a late answer dispatches nothing, and its result
+// (not dispatched) is stored as the stream's event 1 and returned. It
+// returns nil if an answer took the pending call first.
+func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error) {
+	it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+	if err != nil {
+		return nil, err
+	}
+	var pending pendingCall
+	if err := json.Unmarshal(it.Data, &pending); err != nil {
+		return nil, err
+	}
+	if pending.Answered {
+		return nil, nil // an answer is being processed: its result follows
+	}
+	pending.Answered = true
+	if it.Data, err = json.Marshal(pending); err != nil {
+		return nil, err
+	}
+	if _, err := l.store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	out := DispatchOutput{Reason: "no answer to the consent request reached agentgate in time; nothing was dispatched"}
+	result, err := json.Marshal(&mcp.CallToolResult{IsError: true, StructuredContent: out,
+		Content: []mcp.Content{&mcp.TextContent{Text: "Not dispatched: " + out.Reason}}})
+	if err != nil {
+		return nil, err
+	}
+	var rawID any
+	if err := json.Unmarshal(pending.CallID, &rawID); err != nil {
+		return nil, err
+	}
+	id, err := jsonrpc.MakeID(rawID)
+	if err != nil {
+		return nil, err
+	}
+	event, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+	if err != nil {
+		return nil, err
+	}
+	// This request marked the call answered, so no answer will store a
+	// result for it: this refusal is the stream's last event.
+	if _, err := l.store.Put(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+		return nil, err
+	}
+	return event, nil
 }
 
 // delete ends a session.

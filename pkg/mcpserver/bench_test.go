@@ -1,0 +1,206 @@
+package mcpserver_test
+
+// BenchmarkMCP measures the MCP endpoint end to end (the official Go SDK
+// client -> httptest server -> security chain -> MCP server -> store), on
+// both stores and both protocol generations, and reports per operation the
+// store calls (reads/op: Get and Query; writes/op: Create, Put, Update,
+// Delete and Add) and the HTTP requests (http/op) it took.
+//
+// The stack is apptest's, whose rate limits are off (RATE_LIMIT_*=off). In
+// a deployment with the MCP class's limits on (the default, 600/1m per IP
+// and per principal) every HTTP request also costs two counter writes, one
+// store.Add per window (pkg/ratelimit), which these figures leave out.
+//
+// What an operation costs, as counted (R read, W write):
+//
+// Every HTTP request: the API key, 1 Get of its record + 1 Add to its use
+// count (pkg/apikey/service.go Authenticate), whatever the generation.
+//
+// tools-list/2026-07-28: 1 POST to the stateless handler: the key only,
+// 1 R + 1 W.
+//
+// tools-list/2025-11-25: 1 POST; the key, plus the session record
+// (legacy.go load). Its sliding TTL is written at most every quarter TTL
+// (legacy.go save), not per request: 2 R + 1 W.
+//
+// tools-call/*: get_agent_activity_summary with no arguments: as tools/list
+// plus 1 Query of the caller's executions (GSI1, CALLER#<subject>; empty
+// here, so one page): 2026-07-28 2 R + 1 W, 2025-11-25 3 R + 1 W.
+//
+// dispatch/2026-07-28 (MRTR), 2 POSTs, 7 R + 9 W:
+//   - the call: key (R+W), agent (R), dedup entry of the taskId (R, not
+//     there), consent record created (W); answered input_required;
+//   - the retry with the user's yes: key (R+W), agent (R), dedup entry
+//     (R), consent (R), consent pending -> accepted (W), dedup claim (W),
+//     execution record (W) and the agent's running count (W), dedup result
+//     (W), consent accepted -> settled (W); then the agent's answer.
+//
+// dispatch/2025-11-25, 3 requests, 13 R + 13 W:
+//   - POST tools/call: key (R+W), session (R), agent (R), dedup entry (R),
+//     consent created (W), the pending call stored as the stream's event 0
+//     (W); answered with the elicitation on SSE, and the stream ends;
+//   - POST the elicitation's answer: key (R+W), session (R), event 0 (R)
+//     and marked answered (W), then the MRTR retry's work above (agent,
+//     dedup, consent: 3 R, 6 W), the result stored as event 1 (W); 202;
+//   - GET with Last-Event-ID, after the 500 ms retry the SSE event asks
+//     for: key (R+W), session (R), event 1 (R), replayed on SSE.
+//   Its ns/op is that retry delay, not work.
+//
+// The timings include the sample agent's HTTP round trip for dispatches
+// and, for dynamodb, dynalite's (a local Node process: neither DynamoDB's
+// latency nor its cost).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
+	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/mcpserver"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
+)
+
+func BenchmarkMCP(b *testing.B) {
+	// Log as deployed (JSON at info: the request log and the audit lines
+	// are part of the cost), but to nowhere.
+	prev := slog.Default()
+	slog.SetDefault(logging.New(io.Discard, slog.LevelInfo))
+	b.Cleanup(func() { slog.SetDefault(prev) })
+
+	versions := []string{mcpserver.Version20260728, mcpserver.Version20251125}
+	cases := []struct {
+		name string
+		// op is one operation; i numbers it, from 0 for the warm-up.
+		op func(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int)
+	}{
+		{"tools-list", benchListTools},
+		{"tools-call", benchCallTool},
+		{"dispatch", benchDispatch},
+	}
+	for _, backend := range apptest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			for _, tc := range cases {
+				for _, version := range versions {
+					b.Run(tc.name+"/"+version, func(b *testing.B) {
+						benchOp(b, backend, version, tc.op)
+					})
+				}
+			}
+		})
+	}
+}
+
+// benchOp builds a stack on backend, connects a client at version, runs op
+// once to warm up, then b.N times, and reports the store calls and HTTP
+// requests per op.
+func benchOp(b *testing.B, backend, version string, op func(*testing.B, *mcp.ClientSession, *apptest.Stack, int)) {
+	s := apptest.New(b, backend, nil)
+	var counted *storetest.Counting
+	h := s.Wrap(func(st store.Store) store.Store {
+		counted = storetest.Count(st)
+		return counted
+	})
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	b.Cleanup(srv.Close)
+	cs := benchClient(b, srv.URL, s.Key("alice", agentgate.ScopeUser), version)
+
+	op(b, cs, s, 0) // warm-up: the SDK's schema caches, kept-alive connections
+	reads, writes, reqs := counted.Reads(), counted.Writes(), requests.Load()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		op(b, cs, s, i)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(counted.Reads()-reads)/n, "reads/op")
+	b.ReportMetric(float64(counted.Writes()-writes)/n, "writes/op")
+	b.ReportMetric(float64(requests.Load()-reqs)/n, "http/op")
+}
+
+// benchClient is client (client_test.go) for a benchmark: the official Go SDK client at
+// version, with token, approving every consent.
+func benchClient(b *testing.B, url, token, version string) *mcp.ClientSession {
+	b.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentgate-bench", Version: "1.0.0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return approve(req) },
+	})
+	cs, err := c.Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url + mcpserver.Endpoint, HTTPClient: apptest.Bearer(token)},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		b.Fatalf("connect at %q: %v", version, err)
+	}
+	b.Cleanup(func() { cs.Close() }) // before the server closes: cleanups run last first
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		b.Fatalf("negotiated %s, want %s", got, version)
+	}
+	return cs
+}
+
+func benchListTools(b *testing.B, cs *mcp.ClientSession, _ *apptest.Stack, _ int) {
+	res, err := cs.ListTools(b.Context(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(res.Tools) != len(mcpserver.ToolNames) {
+		b.Fatalf("%d tools, want %d", len(res.Tools), len(mcpserver.ToolNames))
+	}
+}
+
+// benchCallTool is the non-dispatch call: get_agent_activity_summary with
+// no arguments (one Query of the caller's executions).
+func benchCallTool(b *testing.B, cs *mcp.ClientSession, _ *apptest.Stack, _ int) {
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "get_agent_activity_summary", Arguments: map[string]any{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.IsError {
+		b.Fatalf("get_agent_activity_summary: %v", res.Content)
+	}
+}
+
+// benchDispatch is a full consented dispatch_task under a new taskId, so
+// that each one reaches the sample agent. The task is the sample agent's
+// "slow 1": like a real agent's, it is still running when dispatch_task
+// returns (the dispatch does not wait for the work), so that every op takes
+// the same path (the execution is recorded as running, which costs the
+// agent's running count one write). A task the agent finishes at once
+// ("reverse ...") would make that write depend on whether the agent's
+// first answer already says completed, a race.
+func benchDispatch(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int) {
+	taskID := fmt.Sprintf("bench-%d", i)
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "dispatch_task",
+		Arguments: map[string]any{"agentId": s.AgentID, "instruction": "slow 1", "taskId": taskID}})
+	if err != nil {
+		b.Fatalf("dispatch_task: %v", err)
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out mcpserver.DispatchOutput
+	if err := json.Unmarshal(data, &out); err != nil {
+		b.Fatalf("structured content %s: %v", data, err)
+	}
+	if res.IsError || !out.Dispatched || out.TaskID != taskID || out.Replayed || (out.Status != "submitted" && out.Status != "working") {
+		b.Fatalf("dispatch %s: %+v %v", taskID, out, res.Content)
+	}
+	if got := s.Sample.Received(); got != int64(i)+1 {
+		b.Fatalf("the agent received %d tasks after dispatch %d, want %d", got, i, i+1)
+	}
+}

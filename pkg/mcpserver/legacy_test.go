@@ -1,0 +1,111 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/store/embedded"
+)
+
+func TestEventIDs(t *testing.T) {
+	for _, tc := range []struct {
+		stream    string
+		seq, keep int
+		id        string
+	}{
+		{"abc", 0, 0, "abc_0"},
+		{"a_b-c", 1, 0, "a_b-c_1"}, // base64url ids contain '_'
+		{"a_b", 0, 7, "a_b_0.k7"},
+	} {
+		if got := eventID(tc.stream, tc.seq, tc.keep); got != tc.id {
+			t.Errorf("eventID(%q, %d, %d) = %q, want %q", tc.stream, tc.seq, tc.keep, got, tc.id)
+		}
+		stream, seq, keep, ok := parseEventID(tc.id)
+		if !ok || stream != tc.stream || seq != tc.seq || keep != tc.keep {
+			t.Errorf("parseEventID(%q) = %q %d %d %v", tc.id, stream, seq, keep, ok)
+		}
+	}
+	for _, bad := range []string{"", "_0", "abc", "abc_x", "abc_2", "abc_-1", "abc_0.kx", "abc_0.k-1"} {
+		if _, _, _, ok := parseEventID(bad); ok {
+			t.Errorf("parseEventID(%q) accepted", bad)
+		}
+	}
+}
+
+// steppingClock moves a second forward on every reading, so that waits
+// measured with it end at once.
+type steppingClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *steppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(time.Second)
+	return c.now
+}
+
+// TestUnansweredConsentExpires: a stream whose consent is never answered
+// ends, after maxKeepAlives resumptions, with a not-dispatched result; and
+// an answer that arrives after that dispatches nothing.
+func TestUnansweredConsentExpires(t *testing.T) {
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := &steppingClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	l := &legacy{store: st, ttl: time.Hour, now: clock.Now,
+		server: func(*http.Request) *mcp.Server { t.Fatal("nothing may run"); return nil }}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: clock.Now()})
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: sess}); err != nil {
+		t.Fatal(err)
+	}
+	pending, _ := json.Marshal(pendingCall{CallID: json.RawMessage(`7`), Params: json.RawMessage(`{"name":"dispatch_task"}`), RequestState: "x"})
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionEventKey("s1", "st", 0), Data: pending}); err != nil {
+		t.Fatal(err)
+	}
+
+	get := func(last string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/mcp", nil).WithContext(ctx)
+		req.Header.Set("Mcp-Session-Id", "s1")
+		req.Header.Set("Last-Event-ID", last)
+		rec := httptest.NewRecorder()
+		l.ServeHTTP(rec, req)
+		return rec
+	}
+	// Before the limit: a keep-alive with a new id.
+	if body := get("st_0.k3").Body.String(); !strings.HasPrefix(body, "id: st_0.k4\nretry: ") {
+		t.Fatalf("keep-alive %q", body)
+	}
+	// At the limit: the call ends, not dispatched.
+	body := get(eventID("st", 0, maxKeepAlives-1)).Body.String()
+	if !strings.HasPrefix(body, "id: st_1\n") || !strings.Contains(body, `"id":7`) || !strings.Contains(body, `"isError":true`) ||
+		!strings.Contains(body, "nothing was dispatched") {
+		t.Fatalf("final event %q", body)
+	}
+	// The refusal is the stream's event 1 for every later resumption.
+	if again := get("st_0").Body.String(); again != body {
+		t.Errorf("resuming again: %q, want the same final event", again)
+	}
+	// A late answer is taken and ignored: the call was marked answered.
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"agentgate-consent-st","result":{"action":"accept","content":{"approve":true}}}`)).WithContext(ctx)
+	req.Header.Set("Mcp-Session-Id", "s1")
+	rec := httptest.NewRecorder()
+	l.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("late answer: %d %s", rec.Code, rec.Body)
+	}
+}
