@@ -109,3 +109,39 @@ func TestUnansweredConsentExpires(t *testing.T) {
 		t.Errorf("late answer: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestExpiredSessionIs404: a session past its TTL is gone (404), even
+// where the table has not deleted it yet; a request within the TTL slides
+// it.
+func TestExpiredSessionIs404(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := &legacy{store: st, ttl: time.Hour, now: clock}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	rec := sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, CreatedAt: now, LastSeen: now}
+	data, _ := json.Marshal(rec)
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: data, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Minute) // past a quarter of the TTL: the next request slides it
+	got, version, err := l.lookup(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.save(ctx, "s1", got, version, false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Minute) // 100 minutes after creation, 50 after the slide
+	if _, _, err := l.lookup(ctx, "s1"); err != nil {
+		t.Fatalf("a session used 50 minutes ago: %v", err)
+	}
+	now = now.Add(61 * time.Minute)
+	if _, _, err := l.lookup(ctx, "s1"); err != errNoSession {
+		t.Fatalf("a session idle past its TTL: %v, want errNoSession", err)
+	}
+}
