@@ -167,11 +167,11 @@ func TestRequestStateIsBound(t *testing.T) {
 	other := map[string]any{"agentId": s.AgentID, "instruction": "echo something else", "taskId": "bound-1"}
 	otherTask := map[string]any{"agentId": s.AgentID, "instruction": "echo bound", "taskId": "bound-2"}
 	for name, try := range map[string]func() (mcpserver.DispatchOutput, *mcp.CallToolResult){
-		"tampered":           func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, string(tampered)) },
-		"forged":             func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, "agc1.e30.AAAA") },
-		"other arguments":    func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, other, state) },
-		"other taskId":       func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, otherTask, state) },
-		"another principal":  func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, bob, args, state) },
+		"tampered":                func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, string(tampered)) },
+		"forged":                  func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, "agc1.e30.AAAA") },
+		"other arguments":         func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, other, state) },
+		"other taskId":            func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, otherTask, state) },
+		"another principal":       func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, bob, args, state) },
 		"an answer without state": func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, "") },
 	} {
 		t.Run(name, func(t *testing.T) {
