@@ -120,15 +120,7 @@ func TestGoClientSession(t *testing.T) {
 					t.Fatalf("negotiated %s, want %s", got, version)
 				}
 
-				tools, err := cs.ListTools(t.Context(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var names []string
-				for _, tool := range tools.Tools {
-					names = append(names, tool.Name)
-				}
-				slices.Sort(names)
+				tools, names := toolNames(t, cs)
 				if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
 					t.Errorf("tools %v, want %v", names, want)
 				}
@@ -186,4 +178,19 @@ func TestGoClientSession(t *testing.T) {
 			})
 		}
 	}
+}
+
+// toolNames lists the tools, and their names in order.
+func toolNames(t *testing.T, cs *mcp.ClientSession) (*mcp.ListToolsResult, []string) {
+	t.Helper()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return tools, names
 }

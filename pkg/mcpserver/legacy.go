@@ -428,15 +428,20 @@ func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, erro
 	if err != nil {
 		return nil, err
 	}
-	var rawID any
-	if err := json.Unmarshal(pending.CallID, &rawID); err != nil {
-		return nil, err
-	}
-	id, err := jsonrpc.MakeID(rawID)
+	id, err := pending.callID()
 	if err != nil {
 		return nil, err
 	}
 	return &jsonrpc.Request{ID: id, Method: "tools/call", Params: encoded}, nil
+}
+
+// callID is the pending tools/call's JSON-RPC id.
+func (p pendingCall) callID() (jsonrpc.ID, error) {
+	var raw any
+	if err := json.Unmarshal(p.CallID, &raw); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(raw)
 }
 
 // get resumes a stream after Last-Event-ID: it sends the stored result if
@@ -559,11 +564,7 @@ func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	var rawID any
-	if err := json.Unmarshal(pending.CallID, &rawID); err != nil {
-		return nil, err
-	}
-	id, err := jsonrpc.MakeID(rawID)
+	id, err := pending.callID()
 	if err != nil {
 		return nil, err
 	}

@@ -104,15 +104,7 @@ func TestAllowLists(t *testing.T) {
 	if caps.Tools.ListChanged {
 		t.Error("tools advertise listChanged: a Lambda cannot hold the stream a client would open for it")
 	}
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
+	_, names := toolNames(t, cs)
 	if !slices.Equal(names, []string{"get_execution_result", "list_recent_executions"}) {
 		t.Errorf("tools %v", names)
 	}
