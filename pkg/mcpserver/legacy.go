@@ -66,8 +66,11 @@ type pendingCall struct {
 // requests; the rest is the stream id, so that the answer names its stream.
 const elicitationIDPrefix = "agentgate-consent-"
 
-// retryAfter is the reconnection delay the SSE streams suggest.
-const retryAfter = 250 * time.Millisecond
+// retryAfter is the reconnection delay the SSE streams suggest. The answer
+// POST stores the result before it returns, so a client that comes back
+// this soon usually finds it; one that comes back earlier waits in get's
+// poll. It sets the latency of a legacy consented dispatch.
+const retryAfter = 100 * time.Millisecond
 
 // resumeWait bounds how long a resuming GET waits for a result before it
 // ends with a keep-alive event, and resumePoll how often it looks.
