@@ -135,8 +135,12 @@ func (tw *timeoutWriter) commit() {
 		tw.status = http.StatusOK
 	}
 	tw.w.WriteHeader(tw.status)
-	_, _ = tw.w.Write(tw.buf.Bytes())
-	tw.buf.Reset()
+	// An empty body is not written: a write, even of nothing, makes some
+	// writers (the Lambda adapter's) sniff a Content-Type for it.
+	if tw.buf.Len() > 0 {
+		_, _ = tw.w.Write(tw.buf.Bytes())
+		tw.buf.Reset()
+	}
 }
 
 // over reports whether the deadline has passed; tw.mu must be held. It asks
