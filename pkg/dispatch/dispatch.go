@@ -151,13 +151,20 @@ func (s *Service) Execution(ctx context.Context, p agentgate.Principal, ref exec
 	if e.Caller == p.Subject {
 		return e, nil
 	}
+	_, err = s.owned(ctx, p, e)
+	return e, err
+}
+
+// owned returns the execution's agent if p owns it, and ENOTFOUND for the
+// execution otherwise: p learns nothing of others' work.
+func (s *Service) owned(ctx context.Context, p agentgate.Principal, e execution.Execution) (agent.Agent, error) {
 	a, err := s.Agents.Get(ctx, e.Agent)
 	if err == nil && a.Owner == p.Subject {
-		return e, nil
+		return a, nil
 	} else if err != nil && agentgate.ErrorCode(err) != agentgate.ENOTFOUND {
-		return execution.Execution{}, err
+		return agent.Agent{}, err
 	}
-	return execution.Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
+	return agent.Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", e.ID)
 }
 
 // Refresh asks the agent for the task of the execution at ref, which p must
@@ -175,22 +182,45 @@ func (s *Service) Cancel(ctx context.Context, p agentgate.Principal, ref executi
 
 func (s *Service) follow(ctx context.Context, p agentgate.Principal, ref execution.Ref,
 	call func(*a2acall.Client, context.Context, string, a2a.TaskID) (*a2acall.Result, error)) (execution.Execution, *a2acall.Result, error) {
-	e, err := s.Execution(ctx, p, ref)
+	// One read of each record: the agent read serves both the owner check
+	// and the endpoint, and the update starts from the execution read.
+	e, err := s.Executions.Get(ctx, ref)
 	if err != nil {
 		return execution.Execution{}, nil, err
 	}
-	if e.RemoteTaskID == "" {
-		return e, nil, agentgate.Errorf(agentgate.ENOTFOUND, "the agent answered %q with a message, not a task", ref.ID)
+	var a agent.Agent
+	if e.Caller == p.Subject {
+		a, err = s.Agents.Get(ctx, e.Agent)
+	} else {
+		a, err = s.owned(ctx, p, e)
 	}
+	if err != nil {
+		return execution.Execution{}, nil, err
+	}
+	return s.ask(ctx, a, e, call)
+}
+
+// RefreshRecord is Refresh for an execution the caller has read through
+// Execution already (and so may see).
+func (s *Service) RefreshRecord(ctx context.Context, e execution.Execution) (execution.Execution, *a2acall.Result, error) {
 	a, err := s.Agents.Get(ctx, e.Agent)
 	if err != nil {
 		return e, nil, err
+	}
+	return s.ask(ctx, a, e, (*a2acall.Client).GetTask)
+}
+
+// ask makes call to agent a about e's task and records the answer.
+func (s *Service) ask(ctx context.Context, a agent.Agent, e execution.Execution,
+	call func(*a2acall.Client, context.Context, string, a2a.TaskID) (*a2acall.Result, error)) (execution.Execution, *a2acall.Result, error) {
+	if e.RemoteTaskID == "" {
+		return e, nil, agentgate.Errorf(agentgate.ENOTFOUND, "the agent answered %q with a message, not a task", e.ID)
 	}
 	res, err := call(s.Client, ctx, a.Template.Endpoint, a2a.TaskID(e.RemoteTaskID))
 	if err != nil {
 		return e, nil, err
 	}
-	e, err = s.Executions.Update(context.WithoutCancel(ctx), ref, func(cur *execution.Execution) bool {
+	e, err = s.Executions.UpdateFrom(context.WithoutCancel(ctx), e, func(cur *execution.Execution) bool {
 		apply(cur, res)
 		return true
 	})

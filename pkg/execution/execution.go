@@ -64,6 +64,10 @@ type Execution struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
 	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+
+	// version is the item's, as read, so that an update of a record just
+	// read need not read it again.
+	version int64
 }
 
 // MaxText bounds Execution.Text, which keeps a record well under DynamoDB's
@@ -101,11 +105,13 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 	if err != nil {
 		return Execution{}, err
 	}
-	if _, err := s.store.Create(ctx, it); errors.Is(err, store.ErrConflict) {
+	created, err := s.store.Create(ctx, it)
+	if errors.Is(err, store.ErrConflict) {
 		return Execution{}, agentgate.Errorf(agentgate.ECONFLICT, "execution %s exists already", e.ID)
 	} else if err != nil {
 		return Execution{}, err
 	}
+	e.version = created.Version
 	if !e.Terminal() {
 		if _, err := s.store.Add(ctx, store.RunningKey(e.Agent), 1, store.AddOptions{}); err != nil {
 			return e, err
@@ -116,19 +122,15 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 
 // Get returns the execution at ref.
 func (s *Store) Get(ctx context.Context, ref Ref) (Execution, error) {
-	e, _, err := s.get(ctx, ref)
-	return e, err
-}
-
-func (s *Store) get(ctx context.Context, ref Ref) (Execution, int64, error) {
 	it, err := s.store.Get(ctx, ref.key())
 	if errors.Is(err, store.ErrNotFound) {
-		return Execution{}, 0, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
+		return Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
 	} else if err != nil {
-		return Execution{}, 0, err
+		return Execution{}, err
 	}
 	e, err := decode(it)
-	return e, it.Version, err
+	e.version = it.Version
+	return e, err
 }
 
 // Update applies change to the execution at ref and stores the result,
@@ -137,11 +139,21 @@ func (s *Store) get(ctx context.Context, ref Ref) (Execution, int64, error) {
 // is final: change cannot move it back. The agent's running count drops by
 // one when, and only when, an update ends the execution.
 func (s *Store) Update(ctx context.Context, ref Ref, change func(*Execution) bool) (Execution, error) {
+	return s.UpdateFrom(ctx, Execution{Ref: ref}, change)
+}
+
+// UpdateFrom is Update starting from cur, the record as Get returned it:
+// if nobody changed it since, the update costs no read.
+func (s *Store) UpdateFrom(ctx context.Context, cur Execution, change func(*Execution) bool) (Execution, error) {
+	ref := cur.Ref
 	for {
-		cur, version, err := s.get(ctx, ref)
-		if err != nil {
-			return Execution{}, err
+		if cur.version == 0 {
+			var err error
+			if cur, err = s.Get(ctx, ref); err != nil {
+				return Execution{}, err
+			}
 		}
+		version := cur.version
 		next := cur
 		if !change(&next) {
 			return cur, nil
@@ -161,11 +173,14 @@ func (s *Store) Update(ctx context.Context, ref Ref, change func(*Execution) boo
 			return Execution{}, err
 		}
 		it.Version = version
-		if _, err := s.store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+		stored, err := s.store.Update(ctx, it)
+		if errors.Is(err, store.ErrConflict) {
+			cur = Execution{} // changed meanwhile: read it again
 			continue
 		} else if err != nil {
 			return Execution{}, err
 		}
+		next.version = stored.Version
 		if ended {
 			if _, err := s.store.Add(ctx, store.RunningKey(cur.Agent), -1, store.AddOptions{}); err != nil {
 				return next, err

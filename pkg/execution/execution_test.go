@@ -158,3 +158,36 @@ func TestTextIsClipped(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdateFromStaleRecord: an update from a record someone changed since
+// it was read reads it again and applies the change to the new state.
+func TestUpdateFromStaleRecord(t *testing.T) {
+	teststores.ForEach(t, func(t *testing.T, st store.Store, clock *storetest.Clock) {
+		s := execution.New(st, clock.Now)
+		e, err := s.Create(t.Context(), newExec("alice", "echo", "t-stale"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := s.Get(t.Context(), e.Ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Update(t.Context(), e.Ref, func(x *execution.Execution) bool { x.Text = "changed meanwhile"; return true }); err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		got, err := s.UpdateFrom(t.Context(), read, func(x *execution.Execution) bool {
+			calls++
+			x.State = a2a.TaskStateWorking
+			return true
+		})
+		if err != nil || got.Text != "changed meanwhile" || got.State != a2a.TaskStateWorking || calls != 2 {
+			t.Errorf("update from a stale read: %+v, %v, change called %d times (want 2: stale, then fresh)", got, err, calls)
+		}
+		// From a fresh read, one attempt.
+		calls = 0
+		if _, err := s.UpdateFrom(t.Context(), got, func(x *execution.Execution) bool { calls++; return true }); err != nil || calls != 1 {
+			t.Errorf("update from a fresh record: %v, change called %d times", err, calls)
+		}
+	})
+}

@@ -119,7 +119,7 @@ func (s *Server) executionResult(ctx context.Context, _ *mcp.CallToolRequest, in
 	}
 	var note string
 	if !e.Terminal() && e.RemoteTaskID != "" {
-		fresh, _, err := s.svc.Refresh(ctx, p, ref)
+		fresh, _, err := s.svc.RefreshRecord(ctx, e)
 		if err != nil {
 			note = "Could not reach the agent for news (" + agentgate.ErrorMessage(err) + "); this is the last known status. Try again later."
 		} else {
