@@ -1,4 +1,4 @@
-package app
+package agentcard_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,67 +16,25 @@ import (
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentcard"
-	"github.com/agentgate/agentgate/pkg/apikey"
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
 	"github.com/agentgate/agentgate/pkg/execution"
-	"github.com/agentgate/agentgate/pkg/sampleagent"
 )
 
-// stack is agentgate (two instances on one table, as two Lambda instances)
-// in front of a running sample agent.
+// stack is agentgate (two instances on one table, as two Lambda
+// instances) in front of a running sample agent.
 type stack struct {
-	a, b    *httptest.Server // the two agentgate instances
-	deps    Deps             // instance a's
-	sample  *sampleagent.Agent
-	aliceID string // alice's API key
-	alice   string // "Bearer <alice's key>"
-	bob     string // "Bearer <bob's key>"
+	*apptest.Stack
+	a, b  string // the two instances' URLs
+	alice string // "Bearer <alice's key>"
+	bob   string // "Bearer <bob's key>"
 }
 
-// newStack registers the example agent template echo.yaml as "sample-echo",
-// pointing at a fresh sample agent (or at endpoint, if given).
-func newStack(t *testing.T, b backend, endpoint string) *stack {
+func newStack(t *testing.T, backend string) *stack {
 	t.Helper()
-	s := &stack{sample: sampleagent.New(sampleagent.Options{})}
-	if endpoint == "" {
-		agentSrv := httptest.NewServer(s.sample.Handler())
-		t.Cleanup(agentSrv.Close)
-		endpoint = agentSrv.URL + "/"
-	}
-	stA, stB := b.open(t)
-	cfg := mustConfig(t, testEnv(map[string]string{"AGENT_NETWORK": "local", "MAX_BODY_BYTES": "262144"}))
-	s.deps = mustDeps(t, cfg, stA)
-	s.a = httptest.NewServer(Handler(s.deps, Functions...))
-	s.b = httptest.NewServer(Handler(mustDeps(t, cfg, stB), Functions...))
-	t.Cleanup(s.a.Close)
-	t.Cleanup(s.b.Close)
-
-	tmpl, err := agent.ParseFile("../../examples/agents/echo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.Endpoint = endpoint
-	if _, _, err := s.deps.Agents.Import(t.Context(), "owner", tmpl); err != nil {
-		t.Fatal(err)
-	}
-	key := func(owner string) apikey.Created {
-		k, err := s.deps.Keys.Create(t.Context(), apikey.NewKey{Owner: owner})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	alice := key("alice")
-	s.aliceID, s.alice, s.bob = alice.ID, "Bearer "+alice.Key, "Bearer "+key("bob").Key
-	return s
-}
-
-// bearerTransport adds an Authorization header to every request.
-type bearerTransport struct{ auth string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", b.auth)
-	return http.DefaultTransport.RoundTrip(r)
+	s := apptest.New(t, backend, nil)
+	return &stack{Stack: s, a: s.Serve(), b: s.Serve(),
+		alice: "Bearer " + s.Key("alice", agentgate.ScopeUser), bob: "Bearer " + s.Key("bob", agentgate.ScopeUser)}
 }
 
 // rpc posts a JSON-RPC request to the front door of agent name and decodes
@@ -121,15 +78,15 @@ func rpcErrorOf(t *testing.T, out map[string]any) (int, string) {
 // securityRequirements), then SendMessage and GetTask through the front door
 // to the sample agent, until the task completes.
 func TestA2AGoClientRoundTrip(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			s := newStack(t, b, "")
-			hc := &http.Client{Transport: bearerTransport{s.alice}}
-			card, err := agentcard.Resolve(t.Context(), hc, s.a.URL+agentcard.CardPath("sample-echo"), nil)
+	for _, backend := range apptest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s := newStack(t, backend)
+			hc := apptest.Bearer(strings.TrimPrefix(s.alice, "Bearer "))
+			card, err := agentcard.Resolve(t.Context(), hc, s.a+agentcard.CardPath("sample-echo"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := card.SupportedInterfaces[0].URL, s.a.URL+agentcard.FrontDoorPath("sample-echo"); got != want {
+			if got, want := card.SupportedInterfaces[0].URL, s.a+agentcard.FrontDoorPath("sample-echo"); got != want {
 				t.Fatalf("card's interface %s, want the front door %s", got, want)
 			}
 			client, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(hc))
@@ -159,14 +116,14 @@ func TestA2AGoClientRoundTrip(t *testing.T) {
 				t.Errorf("result %q, want the reversed text", got)
 			}
 			// The execution record followed the task to its end.
-			e, err := s.deps.Dispatch.Executions.Get(t.Context(), execution.Ref{Origin: execution.OriginA2A, Scope: "sample-echo", ID: string(task.ID)})
+			e, err := s.Deps.Dispatch.Executions.Get(t.Context(), execution.Ref{Origin: execution.OriginA2A, Scope: "sample-echo", ID: string(task.ID)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if e.Caller != "alice" || e.State != a2a.TaskStateCompleted || e.RemoteTaskID != string(task.ID) || e.FinishedAt.IsZero() || e.InputBytes == 0 {
 				t.Errorf("execution record %+v", e)
 			}
-			if n, _ := s.deps.Dispatch.Executions.Running(t.Context(), "sample-echo"); n != 0 {
+			if n, _ := s.Deps.Dispatch.Executions.Running(t.Context(), "sample-echo"); n != 0 {
 				t.Errorf("running count %d after the task completed", n)
 			}
 		})
@@ -197,17 +154,17 @@ func resultText(task *a2a.Task) string {
 // alternating between two agentgate instances, then once more: the agent
 // receives it once and every call answers the first result.
 func TestRepeatedMessageIDReachesAgentOnce(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			s := newStack(t, b, "")
+	for _, backend := range apptest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s := newStack(t, backend)
 			const n = 16
 			taskIDs := make([]string, n)
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					base := s.a.URL
+					base := s.a
 					if i%2 == 1 {
-						base = s.b.URL
+						base = s.b
 					}
 					status, out := rpc(t, base, s.alice, "sample-echo", sendBody(i, "msg-dup-1", "echo once"))
 					res, _ := out["result"].(map[string]any)
@@ -220,11 +177,11 @@ func TestRepeatedMessageIDReachesAgentOnce(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			status, out := rpc(t, s.b.URL, s.alice, "sample-echo", sendBody("late", "msg-dup-1", "echo once"))
+			status, out := rpc(t, s.b, s.alice, "sample-echo", sendBody("late", "msg-dup-1", "echo once"))
 			if status != 200 || out["result"].(map[string]any)["task"].(map[string]any)["id"] != taskIDs[0] {
 				t.Errorf("a later repeat answered %d %v, want task %s", status, out, taskIDs[0])
 			}
-			if got := s.sample.Received(); got != 1 {
+			if got := s.Sample.Received(); got != 1 {
 				t.Fatalf("the agent received the message %d times, want once", got)
 			}
 			for i, id := range taskIDs {
@@ -234,15 +191,15 @@ func TestRepeatedMessageIDReachesAgentOnce(t *testing.T) {
 			}
 
 			// The same id with other content is refused, and sends nothing.
-			_, out = rpc(t, s.a.URL, s.alice, "sample-echo", sendBody(1, "msg-dup-1", "echo something else"))
+			_, out = rpc(t, s.a, s.alice, "sample-echo", sendBody(1, "msg-dup-1", "echo something else"))
 			if code, msg := rpcErrorOf(t, out); code != -32602 || !strings.Contains(msg, "already used") {
 				t.Errorf("reused id with other content: %d %q", code, msg)
 			}
 			// Ids are per caller: bob's msg-dup-1 is his own message.
-			if _, out = rpc(t, s.a.URL, s.bob, "sample-echo", sendBody(1, "msg-dup-1", "echo once")); out["result"] == nil {
+			if _, out = rpc(t, s.a, s.bob, "sample-echo", sendBody(1, "msg-dup-1", "echo once")); out["result"] == nil {
 				t.Errorf("bob's message with the same id: %v", out)
 			}
-			if got := s.sample.Received(); got != 2 {
+			if got := s.Sample.Received(); got != 2 {
 				t.Errorf("the agent received %d messages, want 2 (alice's once, bob's once)", got)
 			}
 		})
@@ -253,17 +210,25 @@ func TestRepeatedMessageIDReachesAgentOnce(t *testing.T) {
 // status says why it is unreachable, and the front door answers a JSON-RPC
 // error; nothing is a 5xx.
 func TestAgentDown(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, backend := range apptest.Backends {
+		t.Run(backend, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			down := "http://" + ln.Addr().String() + "/"
 			ln.Close() // nothing listens there now
-			s := newStack(t, b, down)
+			s := newStack(t, backend)
+			tmpl, err := agent.ParseFile("../../examples/agents/minimal.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmpl.Name, tmpl.Endpoint = "sample-down", down
+			if _, _, err := s.Deps.Agents.Import(t.Context(), "owner", tmpl); err != nil {
+				t.Fatal(err)
+			}
 
-			req, _ := http.NewRequest(http.MethodGet, s.a.URL+agentcard.CardPath("sample-echo"), nil)
+			req, _ := http.NewRequest(http.MethodGet, s.a+agentcard.CardPath("sample-down"), nil)
 			req.Header.Set("Authorization", s.alice)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -274,7 +239,7 @@ func TestAgentDown(t *testing.T) {
 				t.Errorf("card of a down agent: %d, want 200", resp.StatusCode)
 			}
 
-			st, err := s.deps.Dispatch.Status(t.Context(), "sample-echo")
+			st, err := s.Deps.Dispatch.Status(t.Context(), "sample-down")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +247,7 @@ func TestAgentDown(t *testing.T) {
 				t.Errorf("status %+v, want registered, unreachable, connection refused", st)
 			}
 
-			status, out := rpc(t, s.a.URL, s.alice, "sample-echo", sendBody(1, "m-down", "echo hi"))
+			status, out := rpc(t, s.a, s.alice, "sample-down", sendBody(1, "m-down", "echo hi"))
 			if status != 200 {
 				t.Errorf("front door to a down agent: HTTP %d, want 200 with a JSON-RPC error", status)
 			}
@@ -290,7 +255,7 @@ func TestAgentDown(t *testing.T) {
 				t.Errorf("JSON-RPC error %d %q", code, msg)
 			}
 			// Nothing was recorded for the failed send, and its id is free again.
-			list, _, err := s.deps.Dispatch.Executions.List(t.Context(), execution.Filter{Caller: "alice"})
+			list, _, err := s.Deps.Dispatch.Executions.List(t.Context(), execution.Filter{Caller: "alice"})
 			if err != nil || len(list) != 0 {
 				t.Errorf("executions after a failed send: %v, %v", list, err)
 			}
@@ -299,12 +264,12 @@ func TestAgentDown(t *testing.T) {
 }
 
 func TestStatusOfReachableAgent(t *testing.T) {
-	s := newStack(t, backends()[0], "")
-	st, err := s.deps.Dispatch.Status(t.Context(), "sample-echo")
+	s := newStack(t, "embedded")
+	st, err := s.Deps.Dispatch.Status(t.Context(), "sample-echo")
 	if err != nil || !st.Registered || !st.Reachable || st.Reason != "" {
 		t.Fatalf("status %+v, %v", st, err)
 	}
-	if _, err := s.deps.Dispatch.Status(t.Context(), "nobody"); err == nil {
+	if _, err := s.Deps.Dispatch.Status(t.Context(), "nobody"); err == nil {
 		t.Error("status of an unknown agent is not an error")
 	}
 }
@@ -313,10 +278,10 @@ func TestStatusOfReachableAgent(t *testing.T) {
 // this caller, is a clear JSON-RPC error or HTTP status, and reaches no
 // agent.
 func TestFrontDoorRefusals(t *testing.T) {
-	s := newStack(t, backends()[0], "")
-	_, out := rpc(t, s.a.URL, s.alice, "sample-echo", sendBody(1, "m-alice", "slow 5"))
+	s := newStack(t, "embedded")
+	_, out := rpc(t, s.a, s.alice, "sample-echo", sendBody(1, "m-alice", "slow 5"))
 	aliceTask := out["result"].(map[string]any)["task"].(map[string]any)["id"].(string)
-	received := s.sample.Received()
+	received := s.Sample.Received()
 
 	tests := []struct {
 		name, auth, agent, body string
@@ -345,7 +310,7 @@ func TestFrontDoorRefusals(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out := rpc(t, s.a.URL, tc.auth, tc.agent, tc.body)
+			status, out := rpc(t, s.a, tc.auth, tc.agent, tc.body)
 			if status != tc.status {
 				t.Fatalf("HTTP %d, want %d: %v", status, tc.status, out)
 			}
@@ -361,54 +326,17 @@ func TestFrontDoorRefusals(t *testing.T) {
 			}
 		})
 	}
-	if got := s.sample.Received(); got != received {
+	if got := s.Sample.Received(); got != received {
 		t.Errorf("refused requests reached the agent: %d messages, want %d", got, received)
 	}
 
 	// Alice can cancel her slow task; the record follows.
-	_, out = rpc(t, s.a.URL, s.alice, "sample-echo", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":%q}}`, aliceTask))
+	_, out = rpc(t, s.a, s.alice, "sample-echo", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":%q}}`, aliceTask))
 	if state := out["result"].(map[string]any)["status"].(map[string]any)["state"]; state != "TASK_STATE_CANCELED" {
 		t.Errorf("cancel answered %v", out)
 	}
-	e, err := s.deps.Dispatch.Executions.Get(context.Background(), execution.Ref{Origin: execution.OriginA2A, Scope: "sample-echo", ID: aliceTask})
+	e, err := s.Deps.Dispatch.Executions.Get(context.Background(), execution.Ref{Origin: execution.OriginA2A, Scope: "sample-echo", ID: aliceTask})
 	if err != nil || e.State != a2a.TaskStateCanceled {
 		t.Errorf("record after cancel: %+v %v", e, err)
-	}
-}
-
-// TestForbiddenAgentEndpoints: an agent endpoint on a link-local address
-// (the instance metadata service) is refused at registration, and a
-// loopback endpoint is refused at dial time when loopback is not allowed,
-// even though registration did not see it.
-func TestForbiddenAgentEndpoints(t *testing.T) {
-	st, _ := backends()[0].open(t)
-	d := mustDeps(t, mustConfig(t, testEnv(nil)), st)
-	tmpl, err := agent.ParseFile("../../examples/agents/minimal.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.Endpoint = "http://169.254.169.254/latest/meta-data/"
-	_, _, err = d.Agents.Import(t.Context(), "owner", tmpl)
-	if err == nil || !strings.Contains(err.Error(), "endpoint: destination 169.254.169.254 is not allowed: link-local address") {
-		t.Fatalf("importing a metadata-service endpoint: %v", err)
-	}
-
-	// Registered without the check (as if DNS had pointed elsewhere then).
-	sample := sampleagent.New(sampleagent.Options{})
-	srv := httptest.NewServer(sample.Handler())
-	defer srv.Close()
-	tmpl.Endpoint = srv.URL + "/"
-	if _, _, err := agent.NewRegistry(st, nil).Import(t.Context(), "owner", tmpl); err != nil {
-		t.Fatal(err)
-	}
-	st2, err := d.Dispatch.Status(t.Context(), tmpl.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st2.Reachable || !strings.Contains(st2.Reason, "not an allowed destination") {
-		t.Errorf("status of a loopback agent without loopback allowed: %+v", st2)
-	}
-	if sample.Received() != 0 {
-		t.Error("the agent was reached")
 	}
 }
