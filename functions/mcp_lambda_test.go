@@ -123,23 +123,13 @@ func TestMCPDispatchUnderLambda(t *testing.T) {
 			first := gw.mark()
 			received := sample.Received()
 			var asked atomic.Int64
-			c := mcp.NewClient(&mcp.Implementation{Name: "agentgate-lambda-test", Version: "1.0.0"}, &mcp.ClientOptions{
-				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked.Add(1)
-					time.Sleep(thinking)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
-				},
-			})
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + mcpserver.Endpoint, HTTPClient: apptest.Bearer(key.Key)},
-				&mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-			if got := cs.InitializeResult().ProtocolVersion; got != version {
-				t.Fatalf("negotiated %s, want %s", got, version)
-			}
+			cs := apptest.MCPClient(t, gw.URL, key.Key, version, func(req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				time.Sleep(thinking)
+				return apptest.Approve(req)
+			})
 
 			tools, err := cs.ListTools(ctx, nil)
 			if err != nil {
@@ -287,17 +277,7 @@ func checkHops(t *testing.T, version string, hops []hop) {
 	t.Logf("%s: %d requests, per instance %v, of the session %v, %d resuming GETs", version, len(hops), served, sessionServed, resumed)
 }
 
-// structured decodes a tool result's structured content into v.
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	data, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("structured content %s: %v", data, err)
-	}
-}
+var structured = apptest.Structured
 
 // instance is one emulator: one Lambda instance of the function.
 type instance struct {

@@ -51,7 +51,6 @@ package mcpserver_test
 // latency nor its cost).
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -133,23 +132,11 @@ func benchOp(b *testing.B, backend, version string, op func(*testing.B, *mcp.Cli
 	b.ReportMetric(float64(requests.Load()-reqs)/n, "http/op")
 }
 
-// benchClient is client (client_test.go) for a benchmark: the official Go SDK client at
-// version, with token, approving every consent.
+// benchClient is the official Go SDK client at version, with token,
+// approving every consent.
 func benchClient(b *testing.B, url, token, version string) *mcp.ClientSession {
 	b.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "agentgate-bench", Version: "1.0.0"}, &mcp.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return approve(req) },
-	})
-	cs, err := c.Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url + mcpserver.Endpoint, HTTPClient: apptest.Bearer(token)},
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		b.Fatalf("connect at %q: %v", version, err)
-	}
-	b.Cleanup(func() { cs.Close() }) // before the server closes: cleanups run last first
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		b.Fatalf("negotiated %s, want %s", got, version)
-	}
-	return cs
+	return apptest.MCPClient(b, url, token, version, apptest.Approve)
 }
 
 func benchListTools(b *testing.B, cs *mcp.ClientSession, _ *apptest.Stack, _ int) {

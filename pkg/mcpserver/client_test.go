@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -25,50 +24,22 @@ func TestMain(m *testing.M) {
 }
 
 // consentAnswer is what a test's user answers to a consent question.
-type consentAnswer func(*mcp.ElicitRequest) (*mcp.ElicitResult, error)
+type consentAnswer = apptest.Elicit
 
-func approve(*mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
-}
+var approve = apptest.Approve
 
-// client connects the official Go SDK client to url with token, at
-// version ("" for the newest, 2026-07-28). answer, if set, makes it a
-// client that can elicit; asked counts the questions.
+// client connects the official Go SDK client (apptest.MCPClient); asked,
+// if set, counts the consent questions.
 func client(t *testing.T, url, token, version string, answer consentAnswer, asked *atomic.Int64) *mcp.ClientSession {
 	t.Helper()
-	var opts mcp.ClientOptions
-	if answer != nil {
-		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if asked != nil {
-				asked.Add(1)
-			}
-			return answer(req)
-		}
+	if answer != nil && asked != nil {
+		inner := answer
+		answer = func(req *mcp.ElicitRequest) (*mcp.ElicitResult, error) { asked.Add(1); return inner(req) }
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "agentgate-test", Version: "1.0.0"}, &opts)
-	var sopts *mcp.ClientSessionOptions
-	if version != "" {
-		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + mcpserver.Endpoint, HTTPClient: apptest.Bearer(token)}, sopts)
-	if err != nil {
-		t.Fatalf("connect at %q: %v", version, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return apptest.MCPClient(t, url, token, version, answer)
 }
 
-// structured decodes a tool result's structured content into v.
-func structured(t *testing.T, res *mcp.CallToolResult, v any) {
-	t.Helper()
-	data, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("structured content %s: %v", data, err)
-	}
-}
+var structured = apptest.Structured
 
 // dispatch calls dispatch_task and decodes its result.
 func dispatch(t *testing.T, cs *mcp.ClientSession, args map[string]any) (mcpserver.DispatchOutput, *mcp.CallToolResult) {
