@@ -58,7 +58,7 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	answering := req.Params.RequestState != "" || len(req.Params.InputResponses) > 0
 	var claims consentClaims
 	if answering {
-		if claims, err = s.signer.verify(req.Params.RequestState, p.Subject, dispatchTool); err != nil {
+		if claims, err = s.signer.verify(req.Params.RequestState, stateCaller(p), dispatchTool); err != nil {
 			return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(err))
 		}
 		if out.TaskID == "" {
@@ -108,13 +108,20 @@ func (s *Server) askConsent(ctx context.Context, req *mcp.CallToolRequest, p age
 	if err != nil {
 		return s.refuse(ctx, p, out, "store_error", "the consent request could not be recorded: "+agentgate.ErrorMessage(err))
 	}
-	state, err := s.signer.sign(consentClaims{ID: id, Caller: p.Subject, Tool: dispatchTool, Digest: digest, TaskID: task.TaskID,
+	state, err := s.signer.sign(consentClaims{ID: id, Caller: stateCaller(p), Tool: dispatchTool, Digest: digest, TaskID: task.TaskID,
 		Expires: s.now().Add(ConsentTTL).UnixMilli()})
 	if err != nil {
 		return nil, out, err
 	}
 	s.audit(ctx, "consent_requested", p, task, "pending")
 	return askInput(ctx, consentRequest(task), state)
+}
+
+// stateCaller is who a requestState is bound to: the subject and the kind
+// of credential, so that a state asked through one of a user's credentials
+// does not count through a connector key of theirs, or the other way round.
+func stateCaller(p agentgate.Principal) string {
+	return p.Scope + ":" + p.Agent + ":" + p.Subject
 }
 
 // consentRequest is the question the user sees: what, to whom, and a

@@ -159,6 +159,7 @@ func TestRequestStateIsBound(t *testing.T) {
 	url := s.Serve()
 	alice := mrtr(t, url, s.Key("alice", agentgate.ScopeUser))
 	bob := mrtr(t, url, s.Key("bob", agentgate.ScopeUser))
+	aliceConnector := mrtr(t, url, s.Key("alice", agentgate.ScopeConnector))
 	args := map[string]any{"agentId": s.AgentID, "instruction": "echo bound", "taskId": "bound-1"}
 	state := ask(t, alice, args)
 
@@ -172,6 +173,7 @@ func TestRequestStateIsBound(t *testing.T) {
 		"other arguments":         func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, other, state) },
 		"other taskId":            func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, otherTask, state) },
 		"another principal":       func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, bob, args, state) },
+		"alice's connector key":   func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, aliceConnector, args, state) },
 		"an answer without state": func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, "") },
 	} {
 		t.Run(name, func(t *testing.T) {
