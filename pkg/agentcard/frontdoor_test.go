@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	a2acard "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentcard"
@@ -82,12 +83,26 @@ func TestA2AGoClientRoundTrip(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			s := newStack(t, backend)
 			hc := apptest.Bearer(strings.TrimPrefix(s.alice, "Bearer "))
-			card, err := agentcard.Resolve(t.Context(), hc, s.a+agentcard.CardPath("sample-echo"), nil)
+			// a2a-go's own card resolver, given a parser that reads the
+			// spec's form (through its protobuf types): the authenticated
+			// card by path, and the public one where a2a-go looks by
+			// default, under the agent's A2A URL.
+			resolver := &a2acard.Resolver{Client: hc, CardParser: agentcard.Parse}
+			card, err := resolver.Resolve(t.Context(), s.a, a2acard.WithPath(agentcard.CardPath("sample-echo")))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := card.SupportedInterfaces[0].URL, s.a+agentcard.FrontDoorPath("sample-echo"); got != want {
-				t.Fatalf("card's interface %s, want the front door %s", got, want)
+			public, err := (&a2acard.Resolver{CardParser: agentcard.Parse}).Resolve(t.Context(), s.a+agentcard.FrontDoorPath("sample-echo"))
+			if err != nil {
+				t.Fatalf("the public card at a2a-go's default path: %v", err)
+			}
+			if _, err := (&a2acard.Resolver{}).Resolve(t.Context(), s.a+agentcard.FrontDoorPath("sample-echo")); err == nil {
+				t.Error("a2a-go's default JSON parser read the spec's card: the interop trap is gone, drop the parser")
+			}
+			for _, c := range []*a2a.AgentCard{card, public} {
+				if got, want := c.SupportedInterfaces[0].URL, s.a+agentcard.FrontDoorPath("sample-echo"); got != want {
+					t.Fatalf("card's interface %s, want the front door %s", got, want)
+				}
 			}
 			client, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(hc))
 			if err != nil {
