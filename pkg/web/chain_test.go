@@ -183,3 +183,25 @@ func TestDecodeJSONSaysWhatIsWrong(t *testing.T) {
 		t.Errorf("text/plain body: %v", err)
 	}
 }
+
+// TestEmptyAnswerWritesNoBody: a 202 or 204 without a body is passed on
+// without a Write call: the Lambda adapter's writer sniffs a Content-Type
+// even from an empty write (text/plain for a 204).
+func TestEmptyAnswerWritesNoBody(t *testing.T) {
+	h := chained(&Chain{}, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	w := &writeCounter{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, httptest.NewRequest("POST", "/x", nil))
+	if w.Code != http.StatusAccepted || w.writes != 0 {
+		t.Errorf("status %d after %d Write calls: want 202 and none", w.Code, w.writes)
+	}
+}
+
+type writeCounter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (w *writeCounter) Write(b []byte) (int, error) {
+	w.writes++
+	return w.ResponseRecorder.Write(b)
+}
