@@ -617,9 +617,8 @@ func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mc
 		select {
 		case msg := <-c.out:
 			if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == req.ID {
-				if resp.Error == errInputRecorded || isRecorded(resp.Error) {
-					resp.Error = nil
-				}
+				// If the tool recorded an input request, resp carries
+				// errInputRecorded, and callers look at rec first.
 				return resp, rec, nil
 			}
 			// Notifications (logs, progress) have nowhere to go on a JSON
@@ -628,11 +627,6 @@ func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mc
 			return nil, nil, agentgate.Wrap(agentgate.ETIMEOUT, ctx.Err(), "the request timed out")
 		}
 	}
-}
-
-func isRecorded(err error) bool {
-	var w *jsonrpc.Error
-	return errors.As(err, &w) && w.Code == errInputRecorded.Code && w.Message == errInputRecorded.Message
 }
 
 // conn is a connection for one request: it reads the one message, then
