@@ -127,18 +127,11 @@ func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(contex
 		if claim != nil {
 			return d.run(ctx, *claim, fn)
 		}
-		it, err := d.store.Get(ctx, k)
+		e, it, err := d.read(ctx, key, digest)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // released or expired since: claim it
 		} else if err != nil {
 			return nil, false, err
-		}
-		var e entry
-		if err := json.Unmarshal(it.Data, &e); err != nil {
-			return nil, false, fmt.Errorf("dedup: decoding %s: %w", k.PK, err)
-		}
-		if e.Digest != digest {
-			return nil, false, agentgate.Errorf(agentgate.ECONFLICT, "id %q was already used for a different request", key.ID)
 		}
 		if e.State == done {
 			return e.Result, true, nil
@@ -173,20 +166,30 @@ func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(contex
 // if the key was used with another digest; found is false if there is no
 // completed result.
 func (d *Deduper) Lookup(ctx context.Context, key Key, digest string) (result json.RawMessage, found bool, err error) {
-	it, err := d.store.Get(ctx, store.DedupKey(key.Scope, key.Caller, key.ID))
+	e, _, err := d.read(ctx, key, digest)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	} else if err != nil {
 		return nil, false, err
 	}
+	return e.Result, e.State == done, nil
+}
+
+// read returns key's entry and item: store.ErrNotFound if there is none,
+// ECONFLICT if it was made for another digest.
+func (d *Deduper) read(ctx context.Context, key Key, digest string) (entry, store.Item, error) {
+	it, err := d.store.Get(ctx, store.DedupKey(key.Scope, key.Caller, key.ID))
+	if err != nil {
+		return entry{}, store.Item{}, err
+	}
 	var e entry
 	if err := json.Unmarshal(it.Data, &e); err != nil {
-		return nil, false, fmt.Errorf("dedup: decoding %s: %w", it.PK, err)
+		return entry{}, store.Item{}, fmt.Errorf("dedup: decoding %s: %w", it.PK, err)
 	}
 	if e.Digest != digest {
-		return nil, false, agentgate.Errorf(agentgate.ECONFLICT, "id %q was already used for a different request", key.ID)
+		return entry{}, store.Item{}, agentgate.Errorf(agentgate.ECONFLICT, "id %q was already used for a different request", key.ID)
 	}
-	return e.Result, e.State == done, nil
+	return e, it, nil
 }
 
 // claim creates the pending entry. It returns nil, nil if the key is taken.
