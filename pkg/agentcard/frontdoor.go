@@ -75,20 +75,13 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ID     any    `json:"id"`
 	}
 	if json.Unmarshal(body, &head) == nil && head.Method != "" && !frontDoorMethods[head.Method] {
-		writeRPCError(w, head.ID, -32601, "method not found: "+head.Method+"; this front door serves SendMessage, GetTask and CancelTask")
+		// HTTP 200, as a2asrv answers its own JSON-RPC errors.
+		web.WriteRPCError(w, http.StatusOK, head.ID, -32601, "method not found: "+head.Method+"; this front door serves SendMessage, GetTask and CancelTask")
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := context.WithValue(r.Context(), calleeKey{}, callee{agent: a, caller: p})
 	f.rpc.ServeHTTP(w, r.WithContext(ctx))
-}
-
-// writeRPCError answers a JSON-RPC error, with HTTP 200 as the binding does.
-func writeRPCError(w http.ResponseWriter, id any, code int, message string) {
-	web.WriteJSON(w, http.StatusOK, map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
 }
 
 // handler is the a2asrv.RequestHandler behind the front door.

@@ -99,19 +99,19 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per request")
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per request")
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
 		return
 	}
 	ctx := r.Context()
 	sid := r.Header.Get(headerSession)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 		if sid != "" {
-			writeRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "initialize inside a session: start a new session without Mcp-Session-Id")
+			web.WriteRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "initialize inside a session: start a new session without Mcp-Session-Id")
 			return
 		}
 		l.initialize(w, r, req)
@@ -144,7 +144,7 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	}
 	resp, _, err := l.run(ctx, r, sid, nil, req)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, req.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		web.WriteRPCError(w, http.StatusServiceUnavailable, req.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
 		return
 	}
 	if resp.Error != nil {
@@ -154,7 +154,7 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	var params mcp.InitializeParams
 	var result mcp.InitializeResult
 	if err := json.Unmarshal(req.Params, &params); err != nil {
-		writeRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidParams, "initialize: "+err.Error())
+		web.WriteRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidParams, "initialize: "+err.Error())
 		return
 	}
 	if err := json.Unmarshal(resp.Result, &result); err != nil {
@@ -227,9 +227,9 @@ func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessi
 	case err == nil:
 		return rec, version, true
 	case err == errNoSession:
-		writeRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
+		web.WriteRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
 	case agentgate.ErrorCode(err) == agentgate.EINVALID:
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
 	case errors.Is(err, store.ErrUnavailable):
 		writeStoreError(w, nil, err)
 	default:
@@ -275,7 +275,7 @@ func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess s
 	ctx := r.Context()
 	resp, rec, err := l.run(ctx, r, sid, &sess.State, m)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, m.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		web.WriteRPCError(w, http.StatusServiceUnavailable, m.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
 		return
 	}
 	if requests, state := rec.recorded(); requests != nil {
@@ -307,7 +307,7 @@ func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *j
 	}
 	params, ok := requests[consentKey].(*mcp.ElicitParams)
 	if !ok {
-		writeRPCError(w, http.StatusInternalServerError, m.ID.Raw(), jsonrpc.CodeInternalError, "internal error")
+		web.WriteRPCError(w, http.StatusInternalServerError, m.ID.Raw(), jsonrpc.CodeInternalError, "internal error")
 		return
 	}
 	callID, err := json.Marshal(m.ID.Raw())
@@ -348,12 +348,12 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	raw, _ := m.ID.Raw().(string)
 	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
 	if !ok || stream == "" {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
 		return
 	}
 	it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
 	if errors.Is(err, store.ErrNotFound) {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
 		return
 	} else if err != nil {
 		writeStoreError(w, nil, err)
@@ -462,12 +462,12 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		// Both official clients open one after initialize and take 405
 		// as "no such stream".
 		w.Header().Set("Allow", "POST, DELETE")
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "GET without Last-Event-ID: this server opens no standalone stream")
+		web.WriteRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "GET without Last-Event-ID: this server opens no standalone stream")
 		return
 	}
 	stream, seq, keep, ok := parseEventID(last)
 	if !ok {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Last-Event-ID is not an event id of this server")
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Last-Event-ID is not an event id of this server")
 		return
 	}
 	ctx := r.Context()
@@ -524,7 +524,7 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		}
 		// The answer's result never landed (the table failed as it was
 		// stored): end the call rather than wait forever.
-		writeRPCError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInternalError,
+		web.WriteRPCError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInternalError,
 			"the result of this call was lost; look it up with get_execution_result")
 		return
 	}
@@ -733,18 +733,9 @@ func writeMessage(w http.ResponseWriter, status int, m jsonrpc.Message) {
 	w.Write(data)
 }
 
-// writeRPCError answers a JSON-RPC error with an HTTP status that says the
-// same.
-func writeRPCError(w http.ResponseWriter, status int, id any, code int64, message string) {
-	web.WriteJSON(w, status, map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
-}
-
 // writeStoreError is a table failure: 503 with a JSON-RPC error, so that
 // the client retries rather than taking its session for gone.
 func writeStoreError(w http.ResponseWriter, id any, err error) {
 	slog.Warn("mcp: store failure", "error", err.Error())
-	writeRPCError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, "the session store is unavailable; retry shortly")
+	web.WriteRPCError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, "the session store is unavailable; retry shortly")
 }

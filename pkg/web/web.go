@@ -66,3 +66,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	WriteJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: agentgate.ErrorMessage(err)}})
 }
+
+// WriteRPCError answers a JSON-RPC 2.0 error (id nil when the request's
+// is unknown) with an HTTP status: the JSON-RPC endpoints (MCP, the A2A
+// front door) say what is wrong in both.
+func WriteRPCError(w http.ResponseWriter, status int, id any, code int64, message string) {
+	WriteJSON(w, status, map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": message},
+	})
+}
