@@ -128,13 +128,13 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 
 func (h *handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	c := from(ctx)
-	_, res, err := h.svc.Refresh(ctx, c.caller, taskRef(c, req.ID))
+	_, res, err := h.svc.Refresh(ctx, c.caller, c.agent, taskRef(c, req.ID))
 	return task(ctx, res, err)
 }
 
 func (h *handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	c := from(ctx)
-	_, res, err := h.svc.Cancel(ctx, c.caller, taskRef(c, req.ID))
+	_, res, err := h.svc.Cancel(ctx, c.caller, c.agent, taskRef(c, req.ID))
 	return task(ctx, res, err)
 }
 

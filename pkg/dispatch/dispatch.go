@@ -167,35 +167,30 @@ func (s *Service) owned(ctx context.Context, p agentgate.Principal, e execution.
 	return agent.Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", e.ID)
 }
 
-// Refresh asks the agent for the task of the execution at ref, which p must
-// be allowed to see, and records what it says. If the agent cannot be
-// reached, Refresh returns the record as it was, with the error.
-func (s *Service) Refresh(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
-	return s.follow(ctx, p, ref, (*a2acall.Client).GetTask)
+// Refresh asks agent a, which the caller has loaded, for the task of the
+// execution at ref, which p must be allowed to see, and records what it
+// says. If the agent cannot be reached, Refresh returns the record as it
+// was, with the error.
+func (s *Service) Refresh(ctx context.Context, p agentgate.Principal, a agent.Agent, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
+	return s.follow(ctx, p, a, ref, (*a2acall.Client).GetTask)
 }
 
-// Cancel asks the agent to cancel the task of the execution at ref and
+// Cancel asks agent a to cancel the task of the execution at ref and
 // records the answer.
-func (s *Service) Cancel(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
-	return s.follow(ctx, p, ref, (*a2acall.Client).Cancel)
+func (s *Service) Cancel(ctx context.Context, p agentgate.Principal, a agent.Agent, ref execution.Ref) (execution.Execution, *a2acall.Result, error) {
+	return s.follow(ctx, p, a, ref, (*a2acall.Client).Cancel)
 }
 
-func (s *Service) follow(ctx context.Context, p agentgate.Principal, ref execution.Ref,
+// follow reads the execution once (the update starts from that read) and
+// checks it against the agent the caller loaded, so neither is read twice.
+func (s *Service) follow(ctx context.Context, p agentgate.Principal, a agent.Agent, ref execution.Ref,
 	call func(*a2acall.Client, context.Context, string, a2a.TaskID) (*a2acall.Result, error)) (execution.Execution, *a2acall.Result, error) {
-	// One read of each record: the agent read serves both the owner check
-	// and the endpoint, and the update starts from the execution read.
 	e, err := s.Executions.Get(ctx, ref)
 	if err != nil {
 		return execution.Execution{}, nil, err
 	}
-	var a agent.Agent
-	if e.Caller == p.Subject {
-		a, err = s.Agents.Get(ctx, e.Agent)
-	} else {
-		a, err = s.owned(ctx, p, e)
-	}
-	if err != nil {
-		return execution.Execution{}, nil, err
+	if e.Agent != a.Template.Name || (e.Caller != p.Subject && a.Owner != p.Subject) {
+		return execution.Execution{}, nil, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
 	}
 	return s.ask(ctx, a, e, call)
 }
