@@ -562,8 +562,9 @@ func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error)
 		return nil, err
 	}
 	out := DispatchOutput{Reason: "no answer to the consent request reached agentgate in time; nothing was dispatched"}
-	result, err := json.Marshal(&mcp.CallToolResult{IsError: true, StructuredContent: out,
-		Content: []mcp.Content{&mcp.TextContent{Text: "Not dispatched: " + out.Reason}}})
+	res := result(out) // the result dispatch_task gives for any refusal
+	res.StructuredContent = out
+	encoded, err := json.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +572,7 @@ func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	event, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+	event, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: encoded})
 	if err != nil {
 		return nil, err
 	}
