@@ -131,15 +131,7 @@ func TestMCPDispatchUnderLambda(t *testing.T) {
 				return apptest.Approve(req)
 			})
 
-			tools, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range tools.Tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
+			_, names := apptest.ToolNames(t, cs)
 			if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
 				t.Errorf("tools %v, want %v", names, want)
 			}

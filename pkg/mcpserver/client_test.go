@@ -151,17 +151,4 @@ func TestGoClientSession(t *testing.T) {
 	}
 }
 
-// toolNames lists the tools, and their names in order.
-func toolNames(t *testing.T, cs *mcp.ClientSession) (*mcp.ListToolsResult, []string) {
-	t.Helper()
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return tools, names
-}
+var toolNames = apptest.ToolNames

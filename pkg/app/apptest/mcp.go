@@ -3,6 +3,7 @@ package apptest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,4 +57,19 @@ func Structured(tb testing.TB, res *mcp.CallToolResult, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		tb.Fatalf("structured content %s: %v", data, err)
 	}
+}
+
+// ToolNames lists the tools, and their names in order.
+func ToolNames(tb testing.TB, cs *mcp.ClientSession) (*mcp.ListToolsResult, []string) {
+	tb.Helper()
+	tools, err := cs.ListTools(tb.Context(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return tools, names
 }
