@@ -241,6 +241,12 @@ func (s *Service) Status(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	return s.StatusOf(ctx, a)
+}
+
+// StatusOf is Status for an agent the caller has loaded already.
+func (s *Service) StatusOf(ctx context.Context, a agent.Agent) (Status, error) {
+	name := a.Template.Name
 	st := Status{Agent: name, Registered: true}
 	running, err := s.Executions.Running(ctx, name)
 	if err != nil {

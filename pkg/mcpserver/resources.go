@@ -84,7 +84,7 @@ func (s *Server) readAgents(ctx context.Context, req *mcp.ReadResourceRequest) (
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			st, err := s.svc.Status(ctx, a.Template.Name)
+			st, err := s.svc.StatusOf(ctx, a)
 			if err != nil {
 				st = dispatch.Status{Agent: a.Template.Name, Registered: true, Reason: "status unavailable: " + agentgate.ErrorMessage(err)}
 			}
