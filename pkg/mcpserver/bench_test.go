@@ -27,22 +27,22 @@ package mcpserver_test
 // plus 1 Query of the caller's executions (GSI1, CALLER#<subject>; empty
 // here, so one page): 2026-07-28 2 R + 1 W, 2025-11-25 3 R + 1 W.
 //
-// dispatch/2026-07-28 (MRTR), 2 POSTs, 7 R + 9 W:
+// dispatch/2026-07-28 (MRTR), 2 POSTs, 6 R + 9 W:
 //   - the call: key (R+W), agent (R), dedup entry of the taskId (R, not
 //     there), consent record created (W); answered input_required;
-//   - the retry with the user's yes: key (R+W), agent (R), dedup entry
-//     (R), consent (R), consent pending -> accepted (W), dedup claim (W),
+//   - the retry with the user's yes: key (R+W), agent (R), consent (R),
+//     consent pending -> accepted (W), dedup claim (W),
 //     execution record (W) and the agent's running count (W), dedup result
 //     (W), consent accepted -> settled (W); then the agent's answer.
 //
-// dispatch/2025-11-25, 3 requests, 13 R + 13 W:
+// dispatch/2025-11-25, 3 requests, 12 R + 13 W:
 //   - POST tools/call: key (R+W), session (R), agent (R), dedup entry (R),
 //     consent created (W), the pending call stored as the stream's event 0
 //     (W); answered with the elicitation on SSE, and the stream ends;
 //   - POST the elicitation's answer: key (R+W), session (R), event 0 (R)
 //     and marked answered (W), then the MRTR retry's work above (agent,
-//     dedup, consent: 3 R, 6 W), the result stored as event 1 (W); 202;
-//   - GET with Last-Event-ID, after the 500 ms retry the SSE event asks
+//     consent: 2 R, 6 W), the result stored as event 1 (W); 202;
+//   - GET with Last-Event-ID, after the 100 ms retry the SSE event asks
 //     for: key (R+W), session (R), event 1 (R), replayed on SSE.
 //   Its ns/op is that retry delay, not work.
 //

@@ -80,21 +80,24 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(errBadState))
 	}
 
-	// A repeat of a dispatched task gets its first result: no second
-	// consent, no second dispatch.
-	if sent, ok, err := s.svc.Dispatched(ctx, task); err != nil {
-		return s.refuse(ctx, p, out, "conflict", "taskId: "+agentgate.ErrorMessage(err)+"; use a new taskId for new work")
-	} else if ok {
-		return s.dispatched(ctx, p, task, sent, "replayed")
-	}
-
 	switch {
 	case !s.requireConsent:
-		return s.send(ctx, p, task)
-	case !answering:
-		return s.askConsent(ctx, req, p, task, digest)
+		return s.send(ctx, p, task) // the send's dedup answers a repeat
+	case answering:
+		return s.answerConsent(ctx, req, p, task, claims)
 	}
-	return s.answerConsent(ctx, req, p, task, claims)
+	// Before asking: a repeat of a dispatched task gets its first result,
+	// with no second consent and no second dispatch.
+	sent, ok, err := s.svc.Dispatched(ctx, task)
+	switch {
+	case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+		return s.refuse(ctx, p, out, "conflict", "taskId: "+agentgate.ErrorMessage(err)+"; use a new taskId for new work")
+	case err != nil:
+		return s.refuse(ctx, p, out, "store_error", agentgate.ErrorMessage(err))
+	case ok:
+		return s.dispatched(ctx, p, task, sent, "replayed")
+	}
+	return s.askConsent(ctx, req, p, task, digest)
 }
 
 // askConsent records a pending consent and asks the client's user for it.
