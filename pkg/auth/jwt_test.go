@@ -14,13 +14,14 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
 // testSecret is exactly MinSecretLen bytes.
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // testNow is the verifiers' fixed clock in these tests.
-var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+var testNow = storetest.Epoch
 
 func fixedClock() time.Time { return testNow }
 

@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
 func TestSignerVerify(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := storetest.Epoch
 	s := signer{secret: []byte(strings.Repeat("k", MinConsentSecret)), now: func() time.Time { return now }}
 	claims := consentClaims{ID: "c1", Caller: "user::alice", Tool: dispatchTool, Digest: "d", TaskID: "t", Expires: now.Add(ConsentTTL).UnixMilli()}
 	token, err := s.sign(claims)

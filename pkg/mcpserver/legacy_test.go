@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/embedded"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
 func TestEventIDs(t *testing.T) {
@@ -60,12 +61,14 @@ func (c *steppingClock) Now() time.Time {
 // ends, after maxKeepAlives resumptions, with a not-dispatched result; and
 // an answer that arrives after that dispatches nothing.
 func TestUnansweredConsentExpires(t *testing.T) {
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"))
+	// One clock for the session layer and the store: the stored events'
+	// expiry is stamped by the one and judged by the other.
+	clock := &steppingClock{now: storetest.Epoch}
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	clock := &steppingClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	l := &legacy{store: st, ttl: time.Hour, now: clock.Now,
 		server: func(*http.Request) *mcp.Server { t.Fatal("nothing may run"); return nil }}
 	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
@@ -114,7 +117,7 @@ func TestUnansweredConsentExpires(t *testing.T) {
 // where the table has not deleted it yet; a request within the TTL slides
 // it.
 func TestExpiredSessionIs404(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := storetest.Epoch
 	clock := func() time.Time { return now }
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock))
 	if err != nil {

@@ -28,8 +28,14 @@ type Clock struct {
 	now time.Time
 }
 
-// NewClock returns a clock set to a fixed, whole-second instant.
-func NewClock() *Clock { return &Clock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)} }
+// Epoch is where every test clock starts: a whole second, decades away from
+// any day the tests run on, so that a component still reading the wall clock
+// while the store or another component reads the test clock fails at once
+// rather than on the day the calendar passes a date written in a test.
+var Epoch = time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)
+
+// NewClock returns a clock set to Epoch.
+func NewClock() *Clock { return &Clock{now: Epoch} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
