@@ -29,7 +29,7 @@ import (
 
 const (
 	examplesDir = "../../examples/agents"
-	schemaFile  = "../../../shared/a2a/agent-card-v1.0.schema.json"
+	schemaFile  = "testdata/a2a/agent-card-v1.0.schema.json"
 	owner       = "alice"
 )
 
