@@ -98,6 +98,9 @@ type Result struct {
 	Text string
 	// Artifacts holds the text of each of the task's artifacts, in order.
 	Artifacts []string
+	// StatusTime is when the agent says the task took its State; zero when
+	// it does not say (and for a message answer).
+	StatusTime time.Time
 	// Answer is the *a2a.Task or *a2a.Message as the agent sent it.
 	Answer a2a.SendMessageResult
 }
@@ -248,6 +251,9 @@ func summarize(answer a2a.SendMessageResult) *Result {
 	}
 	t := answer.(*a2a.Task) // a2a-go's client returns a task or a message, nothing else
 	r := &Result{TaskID: t.ID, ContextID: t.ContextID, State: t.Status.State, Answer: t}
+	if t.Status.Timestamp != nil {
+		r.StatusTime = t.Status.Timestamp.UTC()
+	}
 	if t.Status.Message != nil {
 		r.Text = text(t.Status.Message.Parts)
 	}

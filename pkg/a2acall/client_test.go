@@ -169,6 +169,10 @@ func TestSendBlockingTakesTheCallersDeadline(t *testing.T) {
 	if err != nil || r.State != a2a.TaskStateCompleted {
 		t.Fatalf("with a 5 s deadline: %+v, %v", r, err)
 	}
+	// When the task took its state is the agent's word, kept for the record.
+	if task := r.Answer.(*a2a.Task); task.Status.Timestamp == nil || r.StatusTime.IsZero() || !r.StatusTime.Equal(*task.Status.Timestamp) {
+		t.Errorf("status time %v, the agent said %v", r.StatusTime, task.Status.Timestamp)
+	}
 
 	// Without a deadline of its own, the per-call timeout applies.
 	_, err = client.SendBlocking(context.Background(), endpoint, message("slow 0.3"))

@@ -133,6 +133,11 @@ func (s *Service) record(ctx context.Context, in Send, ref execution.Ref, res *a
 func apply(e *execution.Execution, res *a2acall.Result) {
 	e.RemoteTaskID, e.ContextID, e.State = string(res.TaskID), res.ContextID, res.State
 	e.Text, e.Error = res.Text, ""
+	if res.State.Terminal() {
+		// When the task ended is the agent's to say; the store falls back
+		// to the time it learns of the end (see execution.Execution).
+		e.FinishedAt = res.StatusTime
+	}
 	for _, a := range res.Artifacts {
 		if e.Text != "" {
 			e.Text += "\n"

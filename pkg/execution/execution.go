@@ -63,7 +63,11 @@ type Execution struct {
 	InputDigest string    `json:"inputDigest,omitempty"`
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
-	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+	// FinishedAt is when the task ended: the agent's status time, as the
+	// change that ends the execution sets it, within [CreatedAt, the
+	// store's now] (an agent's clock may be off); when the agent gives no
+	// time, the moment agentgate learned of the end.
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 
 	// version is the item's, as read, so that an update of a record just
 	// read need not read it again.
@@ -98,9 +102,7 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	e.CreatedAt, e.UpdatedAt = now, now
 	e.Text = clip(e.Text)
-	if e.Terminal() {
-		e.FinishedAt = now
-	}
+	e.FinishedAt = finishedAt(e, now)
 	it, err := s.item(e)
 	if err != nil {
 		return Execution{}, err
@@ -118,6 +120,21 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 		}
 	}
 	return e, nil
+}
+
+// finishedAt is the end time to record for e as of now: zero while e runs;
+// else e's own FinishedAt (the agent's word) kept within [CreatedAt, now],
+// or now when it has none.
+func finishedAt(e Execution, now time.Time) time.Time {
+	switch {
+	case !e.Terminal():
+		return time.Time{}
+	case e.FinishedAt.IsZero() || e.FinishedAt.After(now):
+		return now
+	case e.FinishedAt.Before(e.CreatedAt):
+		return e.CreatedAt
+	}
+	return e.FinishedAt.UTC().Truncate(time.Millisecond)
 }
 
 // Get returns the execution at ref.
@@ -166,7 +183,7 @@ func (s *Store) UpdateFrom(ctx context.Context, cur Execution, change func(*Exec
 		next.Text = clip(next.Text)
 		ended := !cur.Terminal() && next.Terminal()
 		if ended {
-			next.FinishedAt = now
+			next.FinishedAt = finishedAt(next, now)
 		}
 		it, err := s.item(next)
 		if err != nil {

@@ -67,6 +67,51 @@ func TestCreateGetUpdate(t *testing.T) {
 	})
 }
 
+// TestFinishedAtIsTheAgents: an execution ends when the agent says it did,
+// not when agentgate happened to poll; an agent clock that is off cannot put
+// the end before the start or in the future.
+func TestFinishedAtIsTheAgents(t *testing.T) {
+	teststores.ForEach(t, func(t *testing.T, st store.Store, clock *storetest.Clock) {
+		s := execution.New(st, clock.Now)
+		start := clock.Now()
+		for _, tc := range []struct {
+			name   string
+			agent  time.Time // the agent's status time; zero: none given
+			want   time.Time
+			create bool // created already finished rather than updated
+		}{
+			{"agent's time", start.Add(3 * time.Second), start.Add(3 * time.Second), false},
+			{"no time given", time.Time{}, start.Add(10 * time.Second), false},
+			{"agent clock ahead", start.Add(time.Hour), start.Add(10 * time.Second), false},
+			{"agent clock behind", start.Add(-time.Hour), start, false},
+			{"finished on creation", start.Add(-time.Hour), start, true},
+		} {
+			clock.Advance(-clock.Now().Sub(start)) // back to start
+			e := newExec("alice", "echo", tc.name)
+			if tc.create {
+				e.State, e.FinishedAt = a2a.TaskStateCompleted, tc.agent
+			}
+			e, err := s.Create(t.Context(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.create {
+				clock.Advance(10 * time.Second) // agentgate polls 10 s after the start
+				if e, err = s.Update(t.Context(), e.Ref, func(x *execution.Execution) bool {
+					x.State, x.FinishedAt = a2a.TaskStateCompleted, tc.agent
+					return true
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := s.Get(t.Context(), e.Ref)
+			if err != nil || !got.FinishedAt.Equal(tc.want) || !e.FinishedAt.Equal(tc.want) {
+				t.Errorf("%s: finishedAt %v (returned %v), %v; want %v", tc.name, got.FinishedAt, e.FinishedAt, err, tc.want)
+			}
+		}
+	})
+}
+
 // TestRunningCountsEachEndOnce: 8 instances see one task end at once; the
 // agent's running count drops by one.
 func TestRunningCountsEachEndOnce(t *testing.T) {
