@@ -3,6 +3,9 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +34,7 @@ func ptr[T any](v T) *T { return &v }
 func (s *Server) tools(string) []toolDef {
 	return []toolDef{
 		{dispatchTool, func(srv *mcp.Server) {
-			mcp.AddTool(srv, &mcp.Tool{
+			addTool(srv, &mcp.Tool{
 				Name:  dispatchTool,
 				Title: "Dispatch a task to an agent",
 				Description: "Hands a task to an agent, after the user approves it (you will not see the approval; if the user says no, " +
@@ -42,7 +45,7 @@ func (s *Server) tools(string) []toolDef {
 			}, s.dispatchTask)
 		}},
 		{executionResultTool, func(srv *mcp.Server) {
-			mcp.AddTool(srv, &mcp.Tool{
+			addTool(srv, &mcp.Tool{
 				Name:  executionResultTool,
 				Title: "Get a task's status and result",
 				Description: "Returns the status of a task dispatched with dispatch_task, asking the agent for news while it runs, " +
@@ -51,7 +54,7 @@ func (s *Server) tools(string) []toolDef {
 			}, s.executionResult)
 		}},
 		{listExecutionsTool, func(srv *mcp.Server) {
-			mcp.AddTool(srv, &mcp.Tool{
+			addTool(srv, &mcp.Tool{
 				Name:  listExecutionsTool,
 				Title: "List recent tasks",
 				Description: "Lists your recent tasks, newest first, optionally for one agent or in one status. " +
@@ -60,7 +63,7 @@ func (s *Server) tools(string) []toolDef {
 			}, s.listExecutions)
 		}},
 		{activityTool, func(srv *mcp.Server) {
-			mcp.AddTool(srv, &mcp.Tool{
+			addTool(srv, &mcp.Tool{
 				Name:        activityTool,
 				Title:       "Summarize recent activity",
 				Description: "Counts your tasks by status over a recent window (default 24h), optionally for one agent, with the time of the last activity.",
@@ -72,24 +75,20 @@ func (s *Server) tools(string) []toolDef {
 
 // ExecutionView is a task as the tools show it.
 type ExecutionView struct {
-	TaskID     string     `json:"taskId"`
-	AgentID    string     `json:"agentId"`
-	Status     string     `json:"status"`
-	Result     string     `json:"result,omitempty" jsonschema:"The agent's answer or latest message."`
-	Error      string     `json:"error,omitempty"`
-	Via        string     `json:"via" jsonschema:"How the task came in: mcp or a2a."`
-	CreatedAt  time.Time  `json:"createdAt"`
-	UpdatedAt  time.Time  `json:"updatedAt"`
-	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	TaskID     string    `json:"taskId"`
+	AgentID    string    `json:"agentId"`
+	Status     string    `json:"status"`
+	Result     string    `json:"result,omitempty" jsonschema:"The agent's answer or latest message."`
+	Error      string    `json:"error,omitempty"`
+	Via        string    `json:"via" jsonschema:"How the task came in: mcp or a2a."`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero" jsonschema:"When the task ended, as the agent reports it."`
 }
 
 func view(e execution.Execution) ExecutionView {
-	v := ExecutionView{TaskID: e.ID, AgentID: e.Agent, Status: status(e.State), Result: e.Text, Error: e.Error,
-		Via: e.Origin, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
-	if !e.FinishedAt.IsZero() {
-		v.FinishedAt = &e.FinishedAt
-	}
-	return v
+	return ExecutionView{TaskID: e.ID, AgentID: e.Agent, Status: status(e.State), Result: e.Text, Error: e.Error,
+		Via: e.Origin, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, FinishedAt: e.FinishedAt}
 }
 
 // ExecutionResultInput is get_execution_result's arguments.
@@ -174,7 +173,7 @@ func (s *Server) listExecutions(ctx context.Context, _ *mcp.CallToolRequest, in 
 			out.Executions = append(out.Executions, view(e))
 		}
 	}
-	text := fmt.Sprintf("%d tasks.", len(out.Executions))
+	text := count(len(out.Executions), "task") + "."
 	if next != "" {
 		text += " More with cursor " + next
 	}
@@ -216,7 +215,7 @@ type ActivityOutput struct {
 	Window       string         `json:"window"`
 	Total        int            `json:"total"`
 	ByStatus     map[string]int `json:"byStatus"`
-	LastActivity *time.Time     `json:"lastActivity,omitempty"`
+	LastActivity time.Time      `json:"lastActivity,omitzero"`
 	Truncated    bool           `json:"truncated,omitempty" jsonschema:"True if there were more tasks than were counted."`
 }
 
@@ -259,8 +258,8 @@ pages:
 			}
 			out.Total++
 			out.ByStatus[status(e.State)]++
-			if out.LastActivity == nil || e.UpdatedAt.After(*out.LastActivity) {
-				out.LastActivity = &e.UpdatedAt
+			if e.UpdatedAt.After(out.LastActivity) {
+				out.LastActivity = e.UpdatedAt
 			}
 		}
 		if next == "" {
@@ -268,8 +267,24 @@ pages:
 		}
 		filter.Cursor = next
 	}
-	text := fmt.Sprintf("%d tasks in the last %s: %v.", out.Total, out.Window, out.ByStatus)
+	text := fmt.Sprintf("%s in the last %s", count(out.Total, "task"), out.Window)
+	if out.Total > 0 {
+		var parts []string
+		for _, st := range slices.Sorted(maps.Keys(out.ByStatus)) {
+			parts = append(parts, fmt.Sprintf("%d %s", out.ByStatus[st], st))
+		}
+		text += ": " + strings.Join(parts, ", ")
+	}
+	text += "."
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+}
+
+// count is "1 task", "2 tasks": n and the noun it counts.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // toolError is an error a tool may show: its caller-safe message.
