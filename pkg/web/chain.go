@@ -46,9 +46,10 @@ type Limits struct {
 // With SecurityHeaders, which wraps the whole mux so that its 404 and 405
 // answers carry the headers too, the order is: security headers, recovery,
 // body cap, request deadline (which bounds everything after it, the store
-// calls of the rate limit and authentication included), rate limit by client
-// IP, authentication, rate limit by principal, authorization (scope fence,
-// then the route's own hook), the handler.
+// calls of the rate limit and authentication included), on MCP routes the
+// Origin and Host check (origin.go; before anything that costs a store
+// call), rate limit by client IP, authentication, rate limit by principal,
+// authorization (scope fence, then the route's own hook), the handler.
 type Chain struct {
 	MaxBody int64             // 0: DefaultMaxBody
 	Timeout time.Duration     // 0: DefaultTimeout
@@ -58,6 +59,14 @@ type Chain struct {
 	// ResourceMetadata returns the RFC 9728 protected-resource metadata URL
 	// that a 401's challenge points to; nil: none.
 	ResourceMetadata func(r *http.Request) string
+	// AllowedOrigins are the browser origins, as ParseOrigin returns them,
+	// that may call the MCP routes; a request without Origin always may.
+	AllowedOrigins []string
+	// LoopbackOrigins also allows http origins on this machine (localhost,
+	// 127.0.0.1, [::1], any port): set by `agentgate serve`, whose local
+	// tools (an MCP inspector in the browser) are such pages. Never on AWS,
+	// where a loopback origin is any visitor's own machine.
+	LoopbackOrigins bool
 }
 
 // Wrap returns the routes with their handlers behind the chain.
@@ -74,6 +83,12 @@ func (c *Chain) handler(rt Route) http.Handler {
 	maxBody := cmp.Or(c.MaxBody, DefaultMaxBody)
 	timeout := cmp.Or(c.Timeout, DefaultTimeout)
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.MCP {
+			if reason := c.checkOrigin(r); reason != "" {
+				refuseOrigin(w, r, reason)
+				return
+			}
+		}
 		if !c.allow(w, r, rt.Class, "ip", ClientIP(r), func(l Limits) ratelimit.Rule { return l.PerIP }) {
 			return
 		}

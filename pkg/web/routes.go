@@ -29,6 +29,11 @@ type Route struct {
 	// Class names the rate-limit budget the route spends from; "" spends
 	// none (health routes, which must stay cheap).
 	Class string
+	// MCP marks an MCP Streamable HTTP endpoint, which the MCP spec requires
+	// to validate Origin: the chain refuses browser origins it does not
+	// allow, and on a loopback listener a Host that is not this machine
+	// (DNS rebinding), with a JSON-RPC error, which is what MCP clients read.
+	MCP bool
 }
 
 // Pattern returns the route's net/http ServeMux pattern.
