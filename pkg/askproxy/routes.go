@@ -14,8 +14,8 @@ func Routes(health http.Handler) []web.Route {
 	mcp := web.NotImplemented("the ask_docs MCP endpoint")
 	return []web.Route{
 		{Method: http.MethodGet, Path: web.HealthPath("askproxy"), Handler: health, Public: true},
-		{Method: http.MethodPost, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic},
-		{Method: http.MethodGet, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic},
-		{Method: http.MethodDelete, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic},
+		{Method: http.MethodPost, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
+		{Method: http.MethodGet, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
+		{Method: http.MethodDelete, Path: "/ask/mcp", Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
 	}
 }

@@ -20,8 +20,8 @@ func Routes(health, mcp http.Handler, meta Metadata) []web.Route {
 	return []web.Route{
 		{Method: http.MethodGet, Path: web.HealthPath("mcp"), Handler: health, Public: true},
 		{Method: http.MethodGet, Path: MetadataPath, Handler: meta, Public: true, Class: web.ClassPublic},
-		{Method: http.MethodPost, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
-		{Method: http.MethodGet, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
-		{Method: http.MethodDelete, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP},
+		{Method: http.MethodPost, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
+		{Method: http.MethodGet, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
+		{Method: http.MethodDelete, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
 	}
 }
