@@ -15,6 +15,7 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/spf13/pflag v1.0.10
 	go.etcd.io/bbolt v1.5.0
 	google.golang.org/protobuf v1.36.11
 )

@@ -4,59 +4,38 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/store"
 )
 
-func agents(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
-	}
-	var owner string
-	cfg, fs, err := setup("agents "+args[0], args[1:], getenv, stderr, func(fs *flag.FlagSet, _ *app.Config) {
-		if args[0] == "import" {
-			fs.StringVar(&owner, "owner", "", "the agents' owner (required)")
-		}
+func agentsImport(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		return importAgents(ctx, app.NewRegistry(inv.cfg, st), inv.flag("owner"), inv.rest[0], inv.stdout)
 	})
-	if err != nil {
-		return err
-	}
-	switch {
-	case args[0] != "import" && args[0] != "list" && args[0] != "status":
-		return fmt.Errorf("unknown agents command %q (want import, list or status)", args[0])
-	case args[0] == "status" && fs.NArg() != 1:
-		return fmt.Errorf("agents status: want one agent name, got %d", fs.NArg())
-	case args[0] == "import" && owner == "":
-		return errors.New("agents import: --owner is required")
-	case args[0] == "import" && fs.NArg() != 1:
-		return fmt.Errorf("agents import: want one directory or file, got %d", fs.NArg())
-	}
-	st, err := app.OpenStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	reg := app.NewRegistry(cfg, st)
-	switch args[0] {
-	case "list":
-		return listAgents(ctx, reg, stdout)
-	case "status":
-		d, err := app.NewDeps(cfg, st)
+}
+
+func agentsList(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		return listAgents(ctx, app.NewRegistry(inv.cfg, st), inv.stdout)
+	})
+}
+
+func agentsStatus(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		d, err := app.NewDeps(inv.cfg, st)
 		if err != nil {
 			return err
 		}
-		status, err := d.Dispatch.Status(ctx, fs.Arg(0))
+		status, err := d.Dispatch.Status(ctx, inv.rest[0])
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, status)
-	}
-	return importAgents(ctx, reg, owner, fs.Arg(0), stdout)
+		return printJSON(inv.stdout, status)
+	})
 }
 
 // importAgents prints a line per template file, what its import did, with

@@ -2,60 +2,32 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/apikey"
-	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/store"
 )
 
-func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
-	}
-	var owner, name string
-	var expiresIn time.Duration
-	cfg, fs, err := setup("keys "+args[0], args[1:], getenv, stderr, func(fs *flag.FlagSet, _ *app.Config) {
-		fs.StringVar(&owner, "owner", "", "the key's owner (required)")
-		if args[0] == "create" {
-			fs.StringVar(&name, "name", "", "a name to tell the key apart")
-			fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime, e.g. 720h (default: no expiry)")
+func keysCreate(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		nk := apikey.NewKey{Owner: inv.flag("owner"), Name: inv.flag("name")}
+		if d, _ := inv.fs.GetDuration("expires-in"); d > 0 {
+			nk.ExpiresAt = time.Now().Add(d)
 		}
-	})
-	if err != nil {
-		return err
-	}
-	if owner == "" {
-		return fmt.Errorf("keys %s: --owner is required", args[0])
-	}
-	st, err := app.OpenStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	svc := apikey.NewService(st, nil)
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-
-	switch args[0] {
-	case "create":
-		nk := apikey.NewKey{Owner: owner, Name: name}
-		if expiresIn > 0 {
-			nk.ExpiresAt = time.Now().Add(expiresIn)
-		}
-		created, err := svc.Create(ctx, nk)
+		created, err := apikey.NewService(st, nil).Create(ctx, nk)
 		if err != nil {
 			return err
 		}
-		return enc.Encode(created)
-	case "list":
-		var all []apikey.Info
+		return printJSON(inv.stdout, created)
+	})
+}
+
+func keysList(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		svc := apikey.NewService(st, nil)
+		all := []apikey.Info{}
 		for cursor := ""; ; {
-			page, next, err := svc.List(ctx, owner, cursor, 100)
+			page, next, err := svc.List(ctx, inv.flag("owner"), cursor, 100)
 			if err != nil {
 				return err
 			}
@@ -64,16 +36,16 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 				break
 			}
 		}
-		return enc.Encode(all)
-	case "revoke":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("keys revoke: want one key id, got %d", fs.NArg())
-		}
-		info, err := svc.Revoke(ctx, owner, fs.Arg(0))
+		return printJSON(inv.stdout, all)
+	})
+}
+
+func keysRevoke(ctx context.Context, inv *invocation) error {
+	return inv.withStore(ctx, func(st store.Store) error {
+		info, err := apikey.NewService(st, nil).Revoke(ctx, inv.flag("owner"), inv.rest[0])
 		if err != nil {
 			return err
 		}
-		return enc.Encode(info)
-	}
-	return fmt.Errorf("unknown keys command %q (want create, list or revoke)", args[0])
+		return printJSON(inv.stdout, info)
+	})
 }

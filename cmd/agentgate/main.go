@@ -1,6 +1,7 @@
 // Command agentgate is the operator's tool: `agentgate serve` runs all four
-// functions in one local process; `agentgate keys` manages API keys in the
-// local store or a deployed table.
+// functions in one local process; `agentgate keys` manages API keys and
+// `agentgate agents` registers agents, in the local store or a deployed
+// table.
 package main
 
 import (
@@ -8,120 +9,137 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agentgate/agentgate/pkg/app"
-	"github.com/agentgate/agentgate/pkg/logging"
 	"github.com/agentgate/agentgate/pkg/sampleagent"
 )
 
-const usage = `agentgate - the serverless front door for AI agents
+// root is the command tree. Every command answers -h and --help with its
+// usage on stdout, and takes its flags before or after its arguments.
+var root = &command{
+	about: "the serverless front door for AI agents",
+	more: `The store is the local embedded file (--data, AGENTGATE_DATA) unless a
+DynamoDB table (--table, TABLE_NAME) or endpoint (--dynamodb-endpoint,
+AWS_ENDPOINT_URL_DYNAMODB) is given.`,
+	subs: []*command{
+		{
+			name: "serve", synopsis: "[flags]",
+			about: "run all four functions in one local process, with the example agents and the sample agent they point to",
+			more: `The MCP server is on unless MCP_SERVER_ENABLED=false; agent endpoints may be
+on loopback and private addresses unless AGENT_NETWORK says otherwise; a consent
+secret is made per process unless CONSENT_SECRET is set. The other settings are
+read from the environment as the deployed functions read them (see README.md).`,
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("addr", "127.0.0.1:8080", "address to listen on")
+				fs.String("agents", defaultAgentsDir, "directory of agent templates to import on start, owned by \""+app.LocalOwner+"\" (\"\" imports none); relative to the current directory")
+				fs.String("sample-agent", "127.0.0.1:9090", "address to run the sample A2A agent on, which examples/agents/echo.yaml points to (\"\" runs none)")
+			},
+			busy: "stop it, or give this one a store of its own with --data PATH.",
+			run:  serve,
+		},
+		{
+			name: "keys", about: "manage API keys in the local store or a deployed table",
+			subs: []*command{
+				{
+					name: "keys create", synopsis: "--owner NAME [--name NAME] [--expires-in DURATION] [flags]",
+					about:    "create an API key (its secret is printed once)",
+					required: []string{"owner"},
+					flags: func(fs *pflag.FlagSet) {
+						ownerFlag(fs, "the key's owner (required)")
+						fs.String("name", "", "a name to tell the key apart")
+						fs.Duration("expires-in", 0, "lifetime, e.g. 720h (default: no expiry)")
+					},
+					busy: "stop it and run this command again; or create a key for the owner of a key you hold (serve's own is owner \"" + app.LocalOwner + "\") through serve's API:\n" +
+						"  curl -X POST -H \"Authorization: Bearer $KEY\" -H 'Content-Type: application/json' -d '{\"name\":\"ci\"}' http://127.0.0.1:8080/api/keys",
+					run: keysCreate,
+				},
+				{
+					name: "keys list", synopsis: "--owner NAME [flags]",
+					about:    "list an owner's keys",
+					required: []string{"owner"},
+					flags:    func(fs *pflag.FlagSet) { ownerFlag(fs, "the keys' owner (required)") },
+					busy: "stop it and run this command again; or list the keys of the owner of a key you hold through serve's API:\n" +
+						"  curl -H \"Authorization: Bearer $KEY\" http://127.0.0.1:8080/api/keys",
+					run: keysList,
+				},
+				{
+					name: "keys revoke", synopsis: "--owner NAME [flags] ID",
+					about:    "revoke a key",
+					args:     []string{"ID"},
+					required: []string{"owner"},
+					flags:    func(fs *pflag.FlagSet) { ownerFlag(fs, "the key's owner (required)") },
+					busy: "stop it and run this command again; or revoke a key of the owner of a key you hold through serve's API:\n" +
+						"  curl -X DELETE -H \"Authorization: Bearer $KEY\" http://127.0.0.1:8080/api/keys/ID",
+					run: keysRevoke,
+				},
+			},
+		},
+		{
+			name: "agents", about: "register agents from their templates and see how they are",
+			subs: []*command{
+				{
+					name: "agents import", synopsis: "--owner NAME [flags] DIR|FILE",
+					about:    "register or update agents from template files (idempotent)",
+					args:     []string{"DIR|FILE"},
+					required: []string{"owner"},
+					flags:    func(fs *pflag.FlagSet) { ownerFlag(fs, "the agents' owner (required)") },
+					busy: "stop it and run this command again; or restart it with --agents DIR, which imports DIR on start (owned by \"" +
+						app.LocalOwner + "\").",
+					run: agentsImport,
+				},
+				{
+					name: "agents list", synopsis: "[flags]",
+					about: "list the registered agents",
+					busy: "stop it and run this command again; or read the MCP resource agentgate://agents through serve's MCP endpoint, " +
+						"http://127.0.0.1:8080/mcp.",
+					run: agentsList,
+				},
+				{
+					name: "agents status", synopsis: "[flags] NAME",
+					about: "is the agent registered, reachable, how many tasks run",
+					args:  []string{"NAME"},
+					busy: "stop it and run this command again; or read the MCP resource agentgate://agents/NAME/status through serve's MCP " +
+						"endpoint, http://127.0.0.1:8080/mcp.",
+					run: agentsStatus,
+				},
+			},
+		},
+	},
+}
 
-Usage:
-  agentgate serve [flags]                 run all four functions in one local process, with the
-                                          example agents and the sample agent they point to
-  agentgate keys create --owner NAME      create an API key (its secret is printed once)
-  agentgate keys list --owner NAME        list an owner's keys
-  agentgate keys revoke --owner NAME ID   revoke a key
-  agentgate agents import|list            register agents from templates (--owner NAME DIR|FILE), list them
-  agentgate agents status NAME            is the agent registered, reachable, how many tasks run
-
-The store is the local embedded file unless a DynamoDB table (--table,
-TABLE_NAME) or endpoint (--dynamodb-endpoint, AWS_ENDPOINT_URL_DYNAMODB) is
-given. Run 'agentgate <command> -h' for a command's flags.
-`
+// ownerFlag adds --owner, which the keys and agents import commands require.
+func ownerFlag(fs *pflag.FlagSet, usage string) { fs.String("owner", "", usage) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "agentgate:", err)
-		}
-		os.Exit(2)
-	}
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
 }
 
+// run runs the command line args; exitCode turns its error into an exit
+// status.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return flag.ErrHelp
-	}
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], getenv, stdout, stderr)
-	case "keys":
-		return keys(ctx, args[1:], getenv, stdout, stderr)
-	case "agents":
-		return agents(ctx, args[1:], getenv, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return root.dispatch(ctx, &invocation{cmd: root, args: args, getenv: getenv, stdout: stdout, stderr: stderr})
 }
 
-// storeFlags adds the flags that choose the store to fs, over cfg's values
-// from the environment.
-func storeFlags(fs *flag.FlagSet, cfg *app.Config) {
-	fs.StringVar(&cfg.DataPath, "data", cfg.DataPath, "embedded store file (used unless a DynamoDB table or endpoint is given)")
-	fs.StringVar(&cfg.DynamoEndpoint, "dynamodb-endpoint", cfg.DynamoEndpoint, "DynamoDB endpoint, e.g. a local dynalite (AWS_ENDPOINT_URL_DYNAMODB)")
-	fs.StringVar(&cfg.TableName, "table", cfg.TableName, "DynamoDB table (TABLE_NAME); defaults to \"agentgate\" with --dynamodb-endpoint")
-}
-
-// setup reads the configuration and parses a command's flags.
-func setup(name string, args []string, getenv func(string) string, stderr io.Writer, more func(*flag.FlagSet, *app.Config)) (app.Config, *flag.FlagSet, error) {
-	cfg, err := app.ConfigFromEnv(getenv)
-	if err != nil {
-		return cfg, nil, err
-	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	storeFlags(fs, &cfg)
-	if more != nil {
-		more(fs, &cfg)
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, nil, err
-	}
-	if cfg.DynamoEndpoint != "" && cfg.TableName == "" {
-		cfg.TableName = app.DefaultTable
-	}
-	// A local store or a local DynamoDB endpoint is a local run, whose
-	// agents (the sample agent first) live on loopback. A deployed table
-	// keeps the deployed default unless the environment says otherwise.
-	if getenv("AGENT_NETWORK") == "" && (!cfg.UsesDynamoDB() || cfg.DynamoEndpoint != "") {
-		cfg.AgentNetwork, _ = app.AgentNetwork("local")
-	}
-	slog.SetDefault(logging.New(stderr, cfg.LogLevel))
-	return cfg, fs, nil
-}
-
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var addr, sampleAddr string
-	var opts app.ServeOptions
-	cfg, _, err := setup("serve", args, getenv, stderr, func(fs *flag.FlagSet, cfg *app.Config) {
-		fs.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
-		fs.StringVar(&opts.AgentsDir, "agents", defaultAgentsDir, "directory of agent templates to import on start, owned by \"local\" (\"\" imports none)")
-		fs.StringVar(&sampleAddr, "sample-agent", "127.0.0.1:9090", "address to run the sample A2A agent on, which examples/agents/echo.yaml points to (\"\" runs none)")
-		// Locally the MCP server is on unless the environment says otherwise;
-		// on AWS it is off unless the stack parameter turns it on.
-		if getenv("MCP_SERVER_ENABLED") == "" {
-			cfg.MCPEnabled = true
-		}
-	})
-	if err != nil {
-		return err
+func serve(ctx context.Context, inv *invocation) error {
+	cfg := inv.cfg
+	// Locally the MCP server is on unless the environment says otherwise;
+	// on AWS it is off unless the stack parameter turns it on.
+	if inv.getenv("MCP_SERVER_ENABLED") == "" {
+		cfg.MCPEnabled = true
 	}
 	if cfg.ConsentSecret == "" {
 		// One process signs and checks its own consent state: a secret of
@@ -130,16 +148,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		rand.Read(secret)
 		cfg.ConsentSecret = hex.EncodeToString(secret)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", inv.flag("addr"))
 	if err != nil {
 		return err
 	}
-	if opts.AgentsDir == defaultAgentsDir {
-		if _, err := os.Stat(defaultAgentsDir); err != nil {
-			opts.AgentsDir = "" // not run from a checkout: nothing to import
-		}
+	defer ln.Close() // app.Serve closes it too, but not if the store fails to open
+	opts := app.ServeOptions{AgentsDir: inv.flag("agents")}
+	if note := checkAgentsDir(opts.AgentsDir); note != "" {
+		opts.Notes = append(opts.Notes, note)
+		opts.AgentsDir = ""
 	}
-	if sampleAddr != "" {
+	if sampleAddr := inv.flag("sample-agent"); sampleAddr != "" {
 		stop, err := startSampleAgent(sampleAddr)
 		if err != nil {
 			// The local stack is still useful without it; say why it is missing.
@@ -149,7 +168,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			opts.Notes = append(opts.Notes, fmt.Sprintf("sample agent serving A2A on http://%s/", sampleAddr))
 		}
 	}
-	return app.Serve(ctx, ln, cfg, opts, stdout)
+	return inv.storeError(app.Serve(ctx, ln, cfg, opts, inv.stdout))
+}
+
+// checkAgentsDir returns a warning if dir, the --agents directory, is not
+// there: run outside a checkout, the relative default names nothing, and a
+// local stack without its agents must say why rather than look empty.
+func checkAgentsDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	_, err := os.Stat(dir)
+	if err == nil {
+		return ""
+	}
+	where := dir
+	if abs, aerr := filepath.Abs(dir); aerr == nil && abs != dir {
+		where = fmt.Sprintf("%s (%s)", dir, abs)
+	}
+	reason := "does not exist"
+	if !errors.Is(err, os.ErrNotExist) {
+		reason = "cannot be read: " + err.Error()
+	}
+	return fmt.Sprintf("warning: no agents imported: the agent templates directory %s %s; "+
+		"run agentgate serve from the repository root, or pass --agents DIR (--agents= imports none)", where, reason)
 }
 
 // defaultAgentsDir holds the example agents, relative to a checkout.

@@ -122,14 +122,6 @@ func TestServeOnDynamoDBEndpoint(t *testing.T) {
 	checkHealthRoutes(t, base, banner)
 }
 
-func TestUnknownCommand(t *testing.T) {
-	var stderr strings.Builder
-	err := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard, &stderr)
-	if err == nil || !strings.Contains(err.Error(), `unknown command "frobnicate"`) || !strings.Contains(stderr.String(), "Usage:") {
-		t.Fatalf("err %v, stderr %q", err, stderr.String())
-	}
-}
-
 // TestServeFrontsTheSampleAgent: serve imports the agent templates it is
 // given, runs the sample agent, and fronts it: with the key serve prints, a
 // message through the A2A front door reaches the agent and comes back.
@@ -167,6 +159,7 @@ func TestServeFrontsTheSampleAgent(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"serve-1","role":"ROLE_USER","parts":[{"text":"word-count one two three"}]}}}`
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/agents/sample-echo/a2a", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,11 @@ import (
 // a clear message rather than hang.
 const lockTimeout = time.Second
 
+// ErrInUse is Open's error when another process holds the file, so that
+// callers can say what to do instead (stop `agentgate serve`, or use its
+// API) without matching the message.
+var ErrInUse = errors.New("store file is in use by another process")
+
 // Store is a store.Store kept in a bbolt file. It is safe for concurrent use.
 //
 // Operations take microseconds and a bbolt transaction cannot be interrupted,
@@ -56,7 +61,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
 	if errors.Is(err, bbolt.ErrTimeout) {
-		return nil, fmt.Errorf("embedded store %s: store file is in use by another process", path)
+		return nil, fmt.Errorf("embedded store %s: %w", path, ErrInUse)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
