@@ -73,6 +73,16 @@ type Config struct {
 	// AuthorizationServers lists OAuth authorization servers for the MCP
 	// protected-resource metadata (MCP_AUTHORIZATION_SERVERS, comma-separated).
 	AuthorizationServers []string
+	// AllowedOrigins are the browser origins that may call the MCP
+	// endpoints (ALLOWED_ORIGINS, comma-separated, e.g.
+	// https://app.example.com); requests without Origin (clients that are
+	// not browsers) are not affected. Unset allows no browser origin.
+	AllowedOrigins []string
+	// LoopbackOrigins also allows http://localhost, 127.0.0.1 and [::1]
+	// origins on any port. Not read from the environment: `agentgate serve`
+	// sets it, since only a local server may trust pages on the user's own
+	// machine.
+	LoopbackOrigins bool
 	// AgentNetwork says which addresses agent endpoints may have, checked
 	// when an agent is registered and again on every connection
 	// (AGENT_NETWORK): "public" (the default), "vpc" (private addresses
@@ -164,11 +174,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, named("AGENT_NETWORK", err))
 		c.AgentNetwork = p
 	}
-	if v := getenv("MCP_AUTHORIZATION_SERVERS"); v != "" {
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				c.AuthorizationServers = append(c.AuthorizationServers, s)
-			}
+	c.AuthorizationServers = commaList(getenv("MCP_AUTHORIZATION_SERVERS"))
+	for _, o := range commaList(getenv("ALLOWED_ORIGINS")) {
+		origin, err := web.ParseOrigin(o)
+		errs = append(errs, named("ALLOWED_ORIGINS", err))
+		if err == nil {
+			c.AllowedOrigins = append(c.AllowedOrigins, origin)
 		}
 	}
 	for class, def := range DefaultLimits {
@@ -191,20 +202,22 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // allowList reads an MCP allow-list: unset allows all (nil), "none" nothing.
 func allowList(v string) []string {
-	v = strings.TrimSpace(v)
-	switch v {
-	case "":
-		return nil
-	case "none":
+	if strings.TrimSpace(v) == "none" {
 		return []string{}
 	}
-	var names []string
-	for _, n := range strings.Split(v, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
+	return commaList(v)
+}
+
+// commaList reads a comma-separated list, blanks around items and empty
+// items dropped; nil when there are none.
+func commaList(v string) []string {
+	var items []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			items = append(items, s)
 		}
 	}
-	return names
+	return items
 }
 
 // AgentNetwork returns the policy an AGENT_NETWORK value names.
@@ -238,6 +251,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("dispatch_consent", c.RequireConsent),
 		slog.Bool("agent_network_loopback", c.AgentNetwork.AllowLoopback),
 		slog.Bool("agent_network_vpc", c.AgentNetwork.AllowPrivate),
+		slog.Any("allowed_origins", c.AllowedOrigins),
+		slog.Bool("loopback_origins", c.LoopbackOrigins),
 		slog.Int64("max_body", c.MaxBody),
 		slog.Duration("timeout", c.Timeout),
 	)

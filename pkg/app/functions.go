@@ -140,6 +140,9 @@ func (d Deps) Chain() *web.Chain {
 		Limiter: d.Limiter,
 		Limits:  d.Config.Limits,
 		Authn:   d.Authn,
+
+		AllowedOrigins:  d.Config.AllowedOrigins,
+		LoopbackOrigins: d.Config.LoopbackOrigins,
 	}
 }
 

@@ -35,6 +35,9 @@ type ServeOptions struct {
 // Serve runs every function's handlers in one process on ln, on the store cfg
 // selects, until ctx is done. It prints what it serves, and where, to out.
 func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, out io.Writer) error {
+	// A local server may trust pages on the user's own machine, such as an
+	// MCP inspector in the browser; a function on AWS never does.
+	cfg.LoopbackOrigins = true
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("opening the store: %w", err)

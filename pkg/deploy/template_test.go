@@ -23,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/app"
 	"github.com/agentgate/agentgate/pkg/deploy"
 	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
 )
 
 // root is the module root, where template.yaml lives and sam build runs.
@@ -480,6 +481,32 @@ func TestNoBroadAccess(t *testing.T) {
 					t.Errorf("%s may %s; allowed are only %v", f.LogicalID, a, allowed)
 				}
 			}
+		}
+	}
+}
+
+// TestAllowedOrigins: every function that serves an MCP route (web.Route.MCP)
+// reads ALLOWED_ORIGINS from one stack parameter that allows no browser
+// origin by default, and a function without one does not get it.
+func TestAllowedOrigins(t *testing.T) {
+	tpl := load(t)
+	for _, f := range app.Functions {
+		serves := slices.ContainsFunc(f.Routes(app.Deps{Config: app.Config{MCPEnabled: true}}), func(r web.Route) bool { return r.MCP })
+		fn := function(t, f)
+		var v string
+		if fn.Environment != nil {
+			v = fn.Environment.Variables["ALLOWED_ORIGINS"]
+		}
+		if !serves {
+			if v != "" {
+				t.Errorf("%s serves no MCP route but has ALLOWED_ORIGINS = %s", f.LogicalID, show(v))
+			}
+			continue
+		}
+		name, arg, _ := deploy.Intrinsic(v)
+		p, isParam := tpl.Parameters[fmt.Sprint(arg)]
+		if name != "Ref" || !isParam || p.Default != "" || p.AllowedPattern == nil {
+			t.Errorf("%s serves MCP routes: ALLOWED_ORIGINS = %s, want a Ref to a parameter with Default \"\" and an AllowedPattern", f.LogicalID, show(v))
 		}
 	}
 }
