@@ -180,3 +180,23 @@ func TestServeFrontsTheSampleAgent(t *testing.T) {
 		t.Fatalf("front door: %d %+v %v", resp.StatusCode, answer, err)
 	}
 }
+
+// TestServeRestartSaysHowToGetAKey: the key serve made on its first start
+// is shown once; a restart says how to get another, with a command that
+// works only once serve has stopped, and says so.
+func TestServeRestartSaysHowToGetAKey(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "agentgate.db")
+	var first []string
+	t.Run("first start", func(t *testing.T) { _, first = startServe(t, nil, "--data", data, "--agents=") })
+	_, again := startServe(t, nil, "--data", data, "--agents=")
+	key := regexp.MustCompile(`agk_[a-z2-7_]+`).FindString(first[len(first)-1])
+	last := again[len(again)-1]
+	if key == "" || strings.Contains(last, key) {
+		t.Fatalf("first start printed %q; restart %q", first[len(first)-1], last)
+	}
+	for _, want := range []string{"created earlier", "stop serve and run agentgate keys create --owner local", "POST /api/keys"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("restart's key line lacks %q: %s", want, last)
+		}
+	}
+}

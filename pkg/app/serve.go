@@ -102,7 +102,10 @@ func ensureLocalKey(ctx context.Context, d Deps, out io.Writer) error {
 		return fmt.Errorf("looking for a local API key: %w", err)
 	}
 	if len(keys) > 0 {
-		fmt.Fprintf(out, "API key for owner %q: %s... (created earlier; make another with: agentgate keys create --owner %s)\n", LocalOwner, keys[0].Prefix, LocalOwner)
+		// The store is this process's until it stops, so the command that
+		// makes a key can only run once serve has stopped.
+		fmt.Fprintf(out, "API key for owner %q: %s... (created earlier; its secret is not kept. For another, stop serve and run "+
+			"agentgate keys create --owner %s, or POST /api/keys with a key you hold)\n", LocalOwner, keys[0].Prefix, LocalOwner)
 		return nil
 	}
 	created, err := d.Keys.Create(ctx, apikey.NewKey{Owner: LocalOwner, Name: "agentgate serve"})
