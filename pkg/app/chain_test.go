@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,8 +124,8 @@ func TestChainThroughTheFunctions(t *testing.T) {
 				www      string // WWW-Authenticate, when a 401
 			}{
 				{"no credentials", request{method: "GET", path: "/api/keys"}, 401, agentgate.EUNAUTHORIZED, "missing bearer token", "Bearer"},
-				{"no credentials on MCP points at its metadata", request{method: "POST", path: "/mcp"}, 401, agentgate.EUNAUTHORIZED, "missing",
-					`Bearer resource_metadata="http://agentgate.example/.well-known/oauth-protected-resource/mcp"`},
+				// No authorization server is configured: no metadata to point at.
+				{"no credentials on MCP", request{method: "POST", path: "/mcp"}, 401, agentgate.EUNAUTHORIZED, "missing", "Bearer"},
 				{"basic auth", request{method: "GET", path: "/api/keys", auth: "Basic YWxpY2U6cHc="}, 401, agentgate.EUNAUTHORIZED, "Bearer scheme", `Bearer error="invalid_token"`},
 				{"user key", request{method: "GET", path: "/api/keys", auth: bearer(keys.user)}, 200, "", "", ""},
 				{"valid JWT", request{method: "GET", path: "/api/keys", auth: bearer(valid)}, 200, "", "", ""},
@@ -145,7 +146,7 @@ func TestChainThroughTheFunctions(t *testing.T) {
 				{"malformed JSON", request{method: "POST", path: "/api/keys", auth: bearer(keys.user), body: `{"name":`}, 400, agentgate.EINVALID, "truncated", ""},
 				{"unknown field", request{method: "POST", path: "/api/keys", auth: bearer(keys.user), body: `{"nmae":"x"}`}, 400, agentgate.EINVALID, `unknown field "nmae"`, ""},
 				{"wrong method", request{method: "PATCH", path: "/api/keys", auth: bearer(keys.user)}, 405, "method_not_allowed", "", ""},
-				{"public metadata", request{method: "GET", path: "/.well-known/oauth-protected-resource/mcp"}, 200, "", "", ""},
+				{"no metadata without an authorization server", request{method: "GET", path: "/.well-known/oauth-protected-resource/mcp"}, 404, agentgate.ENOTFOUND, "", ""},
 			}
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +181,7 @@ func TestRateLimitIsSharedAcrossInstances(t *testing.T) {
 			sa, sb := b.open(t)
 			cfg := mustConfig(t, testEnv(map[string]string{
 				"RATE_LIMIT_PUBLIC_PER_IP":     "3/1m",
+				"MCP_AUTHORIZATION_SERVERS":    "https://auth.example",
 				"RATE_LIMIT_API_PER_PRINCIPAL": "2/1m",
 			}))
 			instA := Handler(mustDeps(t, cfg, sa), Functions...)
@@ -327,7 +329,7 @@ func TestStoreFailureDuringAuthenticationIs503(t *testing.T) {
 func TestMCPServerIsOffUnlessEnabled(t *testing.T) {
 	st, _ := backends()[0].open(t)
 	off := Handler(mustDeps(t, mustConfig(t, testEnv(map[string]string{"MCP_SERVER_ENABLED": ""})), st), Functions...)
-	on := Handler(mustDeps(t, mustConfig(t, testEnv(nil)), st), Functions...)
+	on := Handler(mustDeps(t, mustConfig(t, testEnv(map[string]string{"MCP_AUTHORIZATION_SERVERS": "https://auth.example"})), st), Functions...)
 	for _, rq := range []request{
 		{method: "GET", path: "/health/mcp"},
 		{method: "POST", path: "/mcp"},
@@ -345,8 +347,14 @@ func TestMCPServerIsOffUnlessEnabled(t *testing.T) {
 	}
 	rec := do(on, request{method: "GET", path: "/.well-known/oauth-protected-resource/mcp"})
 	var meta map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &meta); err != nil || meta["resource"] != "http://agentgate.example/mcp" {
+	if err := json.Unmarshal(rec.Body.Bytes(), &meta); err != nil || meta["resource"] != "http://agentgate.example/mcp" ||
+		fmt.Sprint(meta["authorization_servers"]) != "[https://auth.example]" {
 		t.Fatalf("metadata %d %s", rec.Code, rec.Body)
+	}
+	// With an authorization server to name, a 401 points at the metadata.
+	rec = do(on, request{method: "POST", path: "/mcp"})
+	if want := `Bearer resource_metadata="http://agentgate.example/.well-known/oauth-protected-resource/mcp"`; rec.Code != 401 || rec.Header().Get("WWW-Authenticate") != want {
+		t.Fatalf("401 challenge %d %q, want %q", rec.Code, rec.Header().Get("WWW-Authenticate"), want)
 	}
 	// The other functions do not depend on the MCP switch.
 	if rec := do(off, request{method: "GET", path: "/health/connector"}); rec.Code != 200 {

@@ -101,7 +101,8 @@ type Function struct {
 	LogicalID string // its AWS::Serverless::Function in template.yaml
 	Dir       string // its main package, relative to the module root
 	routes    func(health http.Handler, d Deps) []web.Route
-	// challenge, if set, names the protected-resource metadata a 401 points to.
+	// resourceMetadata, if set, names the protected-resource metadata a
+	// 401 points to ("" when the function advertises none).
 	resourceMetadata func(d Deps, r *http.Request) string
 }
 
@@ -113,13 +114,16 @@ var Functions = []Function{
 			if d.MCP != nil {
 				endpoint = d.MCP
 			}
-			routes := mcpserver.Routes(h, endpoint, mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers})
+			routes := mcpserver.Routes(h, endpoint, d.mcpMetadata())
 			if !d.Config.MCPEnabled {
 				return web.Hidden(routes)
 			}
 			return routes
 		},
 		resourceMetadata: func(d Deps, r *http.Request) string {
+			if !d.mcpMetadata().Advertised() {
+				return ""
+			}
 			return mcpserver.MetadataURL(web.BaseURL(r, d.Config.PublicBaseURL))
 		}},
 	{Name: "agentcard", LogicalID: "AgentCardFunction", Dir: "functions/agentcard",
@@ -130,6 +134,11 @@ var Functions = []Function{
 		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys) }},
 	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy",
 		routes: func(h http.Handler, _ Deps) []web.Route { return askproxy.Routes(h) }},
+}
+
+// mcpMetadata is the MCP endpoint's protected-resource metadata.
+func (d Deps) mcpMetadata() mcpserver.Metadata {
+	return mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers}
 }
 
 // Chain is the security chain configured by d.

@@ -227,7 +227,11 @@ func TestRoutes(t *testing.T) {
 		}
 
 		want := map[route]bool{}
-		for _, r := range f.Routes(app.Deps{}) {
+		// Every route the code can serve, optional ones included: the
+		// template routes the protected-resource metadata, which the MCP
+		// function answers 404 while no authorization server is set.
+		every := app.Deps{Config: app.Config{AuthorizationServers: []string{"https://auth.example"}}}
+		for _, r := range f.Routes(every) {
 			want[route{r.APIGatewayMethod(), r.APIGatewayPath()}] = true
 		}
 		for r := range want {

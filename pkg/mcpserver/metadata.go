@@ -20,10 +20,14 @@ type Metadata struct {
 	AuthorizationServers []string // OAuth authorization servers that issue tokens for it, if any
 }
 
+// Advertised reports whether the metadata is served, and pointed to from a
+// 401's challenge: only when there is an authorization server to name.
+func (m Metadata) Advertised() bool { return len(m.AuthorizationServers) > 0 }
+
 // ProtectedResource is the RFC 9728 document.
 type ProtectedResource struct {
 	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+	AuthorizationServers   []string `json:"authorization_servers"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	ResourceName           string   `json:"resource_name"`
 	ResourceDocumentation  string   `json:"resource_documentation,omitempty"`

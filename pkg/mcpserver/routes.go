@@ -17,11 +17,18 @@ func Routes(health, mcp http.Handler, meta Metadata) []web.Route {
 	// Connector keys reach the MCP endpoint (and only it); the server shows
 	// them the connector tools alone.
 	scopes := []string{agentgate.ScopeUser, agentgate.ScopeConnector}
-	return []web.Route{
+	routes := []web.Route{
 		{Method: http.MethodGet, Path: web.HealthPath("mcp"), Handler: health, Public: true},
-		{Method: http.MethodGet, Path: MetadataPath, Handler: meta, Public: true, Class: web.ClassPublic},
 		{Method: http.MethodPost, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
 		{Method: http.MethodGet, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
 		{Method: http.MethodDelete, Path: Endpoint, Handler: mcp, Scopes: scopes, Class: web.ClassMCP, MCP: true},
 	}
+	// The RFC 9728 metadata exists to name the authorization servers that
+	// issue tokens for the endpoint. Without one it would say nothing, and
+	// clients such as mcp-remote then take the MCP URL itself for an
+	// authorization server: better no metadata at all.
+	if meta.Advertised() {
+		routes = append(routes, web.Route{Method: http.MethodGet, Path: MetadataPath, Handler: meta, Public: true, Class: web.ClassPublic})
+	}
+	return routes
 }

@@ -57,7 +57,7 @@ type Chain struct {
 	Limits  map[string]Limits // by Route.Class
 	Authn   Authenticator     // nil: authenticated routes refuse everyone
 	// ResourceMetadata returns the RFC 9728 protected-resource metadata URL
-	// that a 401's challenge points to; nil: none.
+	// that a 401's challenge points to; nil or "": none.
 	ResourceMetadata func(r *http.Request) string
 	// AllowedOrigins are the browser origins, as ParseOrigin returns them,
 	// that may call the MCP routes; a request without Origin always may.
@@ -129,7 +129,9 @@ func (c *Chain) authenticate(r *http.Request) (agentgate.Principal, error) {
 func (c *Chain) challenge(r *http.Request) string {
 	var params []string
 	if c.ResourceMetadata != nil {
-		params = append(params, fmt.Sprintf("resource_metadata=%q", c.ResourceMetadata(r)))
+		if u := c.ResourceMetadata(r); u != "" {
+			params = append(params, fmt.Sprintf("resource_metadata=%q", u))
+		}
 	}
 	if r.Header.Get("Authorization") != "" {
 		params = append(params, `error="invalid_token"`)
