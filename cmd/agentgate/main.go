@@ -42,8 +42,8 @@ secret is made per process unless CONSENT_SECRET is set. The other settings are
 read from the environment as the deployed functions read them (see README.md).`,
 			flags: func(fs *pflag.FlagSet) {
 				fs.String("addr", "127.0.0.1:8080", "address to listen on")
-				fs.String("agents", defaultAgentsDir, "directory of agent templates to import on start, owned by \""+app.LocalOwner+"\" (\"\" imports none); relative to the current directory")
-				fs.String("sample-agent", "127.0.0.1:9090", "address to run the sample A2A agent on, which examples/agents/echo.yaml points to (\"\" runs none)")
+				fs.String("agents", defaultAgentsDir, "directory of agent templates to import on start, owned by \""+app.LocalOwner+"\" (--agents= imports none); relative to the current directory")
+				fs.String("sample-agent", "127.0.0.1:9090", "address to run the sample A2A agent on, which examples/agents/echo.yaml points to (--sample-agent= runs none)")
 			},
 			busy: "stop it, or give this one a store of its own with --data PATH.",
 			run:  serve,
