@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentgate/agentgate/pkg/apikey"
 	"github.com/agentgate/agentgate/pkg/store"
@@ -11,9 +10,7 @@ import (
 func keysCreate(ctx context.Context, inv *invocation) error {
 	return inv.withStore(ctx, func(st store.Store) error {
 		nk := apikey.NewKey{Owner: inv.flag("owner"), Name: inv.flag("name")}
-		if d, _ := inv.fs.GetDuration("expires-in"); d > 0 {
-			nk.ExpiresAt = time.Now().Add(d)
-		}
+		nk.ExpiresIn, _ = inv.fs.GetDuration("expires-in")
 		created, err := apikey.NewService(st, nil).Create(ctx, nk)
 		if err != nil {
 			return err

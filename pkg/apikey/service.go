@@ -54,6 +54,9 @@ type NewKey struct {
 	Scope     string // agentgate.ScopeUser (default) or agentgate.ScopeConnector
 	Agent     string // required for ScopeConnector
 	ExpiresAt time.Time
+	// ExpiresIn, if set instead of ExpiresAt, is the key's lifetime from
+	// its creation, by the service's clock.
+	ExpiresIn time.Duration
 }
 
 // MaxNameLen bounds a key's name.
@@ -111,8 +114,15 @@ func validate(nk *NewKey, now time.Time) error {
 		return agentgate.Errorf(agentgate.EINVALID, "agent: required for a connector key")
 	case nk.Scope == agentgate.ScopeUser && nk.Agent != "":
 		return agentgate.Errorf(agentgate.EINVALID, "agent: only a connector key names an agent")
+	case !nk.ExpiresAt.IsZero() && nk.ExpiresIn != 0:
+		return agentgate.Errorf(agentgate.EINVALID, "expiresIn: give it or expiresAt, not both")
+	case nk.ExpiresIn < 0:
+		return agentgate.Errorf(agentgate.EINVALID, "expiresIn: must be positive")
 	case !nk.ExpiresAt.IsZero() && !nk.ExpiresAt.After(now):
 		return agentgate.Errorf(agentgate.EINVALID, "expiresAt: must be in the future")
+	}
+	if nk.ExpiresIn > 0 {
+		nk.ExpiresAt, nk.ExpiresIn = now.Add(nk.ExpiresIn), 0
 	}
 	return nil
 }

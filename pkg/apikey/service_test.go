@@ -136,6 +136,8 @@ func TestCreateValidation(t *testing.T) {
 		{"explicit user with agent", NewKey{Owner: "alice", Scope: agentgate.ScopeUser, Agent: "weather"}, "agent"},
 		{"past expiry", NewKey{Owner: "alice", ExpiresAt: now.Add(-time.Second)}, "expiresAt"},
 		{"expiry now", NewKey{Owner: "alice", ExpiresAt: now}, "expiresAt"},
+		{"negative lifetime", NewKey{Owner: "alice", ExpiresIn: -time.Second}, "expiresIn"},
+		{"expiry and lifetime", NewKey{Owner: "alice", ExpiresAt: now.Add(time.Hour), ExpiresIn: time.Hour}, "expiresIn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +159,10 @@ func TestCreateValidation(t *testing.T) {
 	// The limits themselves are allowed.
 	f.create(t, NewKey{Owner: "alice", Name: strings.Repeat("n", MaxNameLen)})
 	f.create(t, NewKey{Owner: "alice", ExpiresAt: now.Add(time.Millisecond)})
+	// A lifetime counts from the service's clock.
+	if c := f.create(t, NewKey{Owner: "alice", ExpiresIn: time.Hour}); c.ExpiresAt == nil || !c.ExpiresAt.Equal(now.Add(time.Hour)) {
+		t.Fatalf("expiresIn 1h: expiresAt %v, want %v", c.ExpiresAt, now.Add(time.Hour))
+	}
 }
 
 // The table holds the key's hash and never the key or its secret.

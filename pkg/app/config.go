@@ -83,6 +83,11 @@ type Config struct {
 	// sets it, since only a local server may trust pages on the user's own
 	// machine.
 	LoopbackOrigins bool
+	// Clock is every service's notion of now (nil: time.Now). Not read from
+	// the environment: a test that runs agentgate on a fixed clock sets it
+	// and opens the store on the same one, so that nothing compares a time
+	// from one clock with a time from another.
+	Clock func() time.Time
 	// AgentNetwork says which addresses agent endpoints may have, checked
 	// when an agent is registered and again on every connection
 	// (AGENT_NETWORK): "public" (the default), "vpc" (private addresses

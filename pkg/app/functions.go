@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/agentgate/agentgate/pkg/a2acall"
 	"github.com/agentgate/agentgate/pkg/agent"
@@ -37,7 +38,11 @@ type Deps struct {
 
 // NewDeps builds the services every function shares on st.
 func NewDeps(cfg Config, st store.Store) (Deps, error) {
-	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, nil), Limiter: ratelimit.New(st, nil),
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	now := cfg.Clock
+	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, now), Limiter: ratelimit.New(st, now),
 		Agents: NewRegistry(cfg, st)}
 	d.Dispatch = &dispatch.Service{
 		Agents: d.Agents,
@@ -45,12 +50,13 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		// that a name re-pointed after registration cannot reach a
 		// forbidden address.
 		Client:     a2acall.New(a2acall.Options{Transport: cfg.AgentNetwork.Transport()}),
-		Executions: execution.New(st, nil),
-		Dedup:      dedup.New(st),
+		Executions: execution.New(st, now),
+		Dedup:      dedup.New(st, dedup.WithClock(now)),
+		Now:        now,
 	}
 	a := &auth.Authenticator{Keys: d.Keys}
 	if cfg.JWTSecret != "" {
-		var opts []auth.JWTOption
+		opts := []auth.JWTOption{auth.WithClock(now)}
 		if cfg.JWTIssuer != "" {
 			opts = append(opts, auth.WithIssuer(cfg.JWTIssuer))
 		}
@@ -76,7 +82,7 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		}
 		m, err := mcpserver.New(mcpserver.Options{
 			Dispatch: d.Dispatch, Store: st, ConsentSecret: secret, RequireConsent: cfg.RequireConsent,
-			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version,
+			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
 		})
 		if err != nil {
 			return Deps{}, err
@@ -90,7 +96,7 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 // endpoints that cfg.AgentNetwork does not allow.
 func NewRegistry(cfg Config, st store.Store) *agent.Registry {
 	policy := cfg.AgentNetwork
-	return agent.NewRegistry(st, nil).WithEndpointCheck(func(ctx context.Context, endpoint string) error {
+	return agent.NewRegistry(st, cfg.Clock).WithEndpointCheck(func(ctx context.Context, endpoint string) error {
 		return policy.CheckURL(ctx, endpoint, nil)
 	})
 }

@@ -60,7 +60,7 @@ func (h keysHandler) create(w http.ResponseWriter, r *http.Request) {
 			web.WriteError(w, r, agentgate.Errorf(agentgate.EINVALID, "expiresIn: want a positive duration such as \"720h\", got %q", req.ExpiresIn))
 			return
 		}
-		nk.ExpiresAt = time.Now().Add(d)
+		nk.ExpiresIn = d
 	}
 	created, err := h.keys.Create(r.Context(), nk)
 	if err != nil {

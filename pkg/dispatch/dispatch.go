@@ -25,6 +25,14 @@ type Service struct {
 	Client     *a2acall.Client
 	Executions *execution.Store
 	Dedup      *dedup.Deduper
+	Now        func() time.Time // nil: time.Now
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
 }
 
 // Agent returns the registered agent called name (ENOTFOUND if none).
@@ -263,6 +271,6 @@ func (s *Service) StatusOf(ctx context.Context, a agent.Agent) (Status, error) {
 	} else {
 		st.Reachable = true
 	}
-	st.CheckedAt = time.Now().UTC()
+	st.CheckedAt = s.now().UTC()
 	return st, nil
 }

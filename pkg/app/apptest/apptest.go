@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
@@ -36,6 +37,7 @@ var Backends = []string{"embedded", "dynamodb"}
 type Stack struct {
 	t       testing.TB
 	env     map[string]string
+	clock   func() time.Time
 	open    func() store.Store // a new client of the one table
 	Sample  *sampleagent.Agent
 	AgentID string
@@ -47,7 +49,14 @@ type Stack struct {
 // table of backend. env overrides the test configuration.
 func New(t testing.TB, backend string, env map[string]string) *Stack {
 	t.Helper()
-	s := &Stack{t: t, Sample: sampleagent.New(sampleagent.Options{}), AgentID: "sample-echo",
+	return NewOn(t, backend, env, time.Now)
+}
+
+// NewOn is New on clock: the one clock of the stores and of every service
+// of every instance.
+func NewOn(t testing.TB, backend string, env map[string]string, clock func() time.Time) *Stack {
+	t.Helper()
+	s := &Stack{t: t, clock: clock, Sample: sampleagent.New(sampleagent.Options{}), AgentID: "sample-echo",
 		env: map[string]string{
 			"A2A_JWT_SECRET": JWTSecret, "CONSENT_SECRET": ConsentSecret,
 			"MCP_SERVER_ENABLED": "true", "AGENT_NETWORK": "local",
@@ -60,7 +69,7 @@ func New(t testing.TB, backend string, env map[string]string) *Stack {
 	}
 	switch backend {
 	case "embedded":
-		st, err := embedded.Open(filepath.Join(t.TempDir(), "agentgate.db"))
+		st, err := embedded.Open(filepath.Join(t.TempDir(), "agentgate.db"), embedded.WithClock(clock))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +79,7 @@ func New(t testing.TB, backend string, env map[string]string) *Stack {
 		srv := dynalite.Start(t)
 		table := srv.NewTable(t)
 		s.open = func() store.Store {
-			st, err := dynamo.Open(context.Background(), dynamo.Config{Table: table, Endpoint: srv.Endpoint(), Region: "us-east-1"})
+			st, err := dynamo.Open(context.Background(), dynamo.Config{Table: table, Endpoint: srv.Endpoint(), Region: "us-east-1"}, dynamo.WithClock(clock))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,6 +108,7 @@ func (s *Stack) deps(st store.Store) app.Deps {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	cfg.Clock = s.clock
 	d, err := app.NewDeps(cfg, st)
 	if err != nil {
 		s.t.Fatal(err)

@@ -81,7 +81,7 @@ const localRegion = "us-east-1"
 // metadata service for credentials, which would only stall off EC2. For any
 // other endpoint it does neither, since made-up credentials would only hide
 // a broken deployment.
-func Open(ctx context.Context, c Config) (*Store, error) {
+func Open(ctx context.Context, c Config, opts ...Option) (*Store, error) {
 	local := isLoopback(c.Endpoint)
 	var loadOpts []func(*config.LoadOptions) error
 	if c.Region != "" {
@@ -114,7 +114,7 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 	if table == "" {
 		table = store.DefaultTable
 	}
-	return New(client, table), nil
+	return New(client, table, opts...), nil
 }
 
 // isLoopback reports whether endpoint is a URL on this machine.
