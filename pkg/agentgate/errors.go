@@ -24,7 +24,8 @@ const (
 	EUNAVAILABLE  = "unavailable"  // a dependency (the table, an agent) failed; retry later
 	EAGENT        = "agent_error"  // the agent answered, with an error
 	ENOTIMPL      = "not_implemented"
-	EINTERNAL     = "internal" // a bug
+	EMEDIATYPE    = "unsupported_media_type" // a body of a type the endpoint does not read
+	EINTERNAL     = "internal"               // a bug
 )
 
 // Error is an error with a code. Message is safe to show to the caller; Err, if

@@ -33,14 +33,23 @@ func requestDeadline(ctx context.Context, timeout time.Duration) time.Time {
 // next has not answered by then, the client gets 504 with a JSON error at
 // once; next's context is cancelled, and whatever it writes later is dropped.
 //
+// Reading the body ends at the deadline too (the connection's read deadline;
+// writers that cannot set one, such as the Lambda adapter's, hold the whole
+// body in memory already). A context cannot interrupt a read: without it, a
+// body shorter than its Content-Length would block the handler, and then
+// net/http itself, which reads what is left of a body before it sends an
+// answer, until the client gave up, with the 504 unsent.
+//
 // The response is buffered until next returns or flushes. A handler that
 // flushes (an SSE stream) has committed its answer; after that the deadline
 // only cancels its context, since nothing else can be said.
 func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithDeadline(r.Context(), requestDeadline(r.Context(), timeout))
+		deadline := requestDeadline(r.Context(), timeout)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
-		tw := &timeoutWriter{w: w, ctx: ctx, header: w.Header().Clone()}
+		_ = http.NewResponseController(w).SetReadDeadline(deadline)
+		tw := &timeoutWriter{w: w, ctx: ctx, deadline: deadline, header: w.Header().Clone()}
 		done := make(chan struct{})
 		panicked := make(chan any, 1)
 		go func() {
@@ -68,14 +77,15 @@ func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
 
 // timeoutWriter buffers a response so that a deadline can still replace it.
 type timeoutWriter struct {
-	w       http.ResponseWriter
-	ctx     context.Context // the request's: once it is done, nothing more is written
-	mu      sync.Mutex
-	header  http.Header
-	buf     bytes.Buffer
-	status  int
-	passed  bool // committed to w: streaming straight through
-	expired bool // the deadline answered; later writes are dropped
+	w        http.ResponseWriter
+	ctx      context.Context // the request's: once it is done, nothing more is written
+	deadline time.Time       // the request's, for the clock's word on over
+	mu       sync.Mutex
+	header   http.Header
+	buf      bytes.Buffer
+	status   int
+	passed   bool // committed to w: streaming straight through
+	expired  bool // the deadline answered; later writes are dropped
 }
 
 func (tw *timeoutWriter) Header() http.Header { return tw.header }
@@ -144,9 +154,19 @@ func (tw *timeoutWriter) commit() {
 }
 
 // over reports whether the deadline has passed; tw.mu must be held. It asks
-// the context itself rather than waiting for expire, because the handler may
-// wake on the same deadline first.
-func (tw *timeoutWriter) over() bool { return tw.expired || tw.ctx.Err() != nil }
+// the context and the clock rather than waiting for expire, because the
+// handler may wake on the same deadline first (its context, or a body read
+// that the connection's read deadline ended, before the context's timer
+// fired).
+func (tw *timeoutWriter) over() bool {
+	return tw.expired || tw.ctx.Err() != nil || !time.Now().Before(tw.deadline)
+}
+
+// pastDeadline reports whether ctx's deadline has passed, by the clock.
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
 
 // finish sends what the handler wrote, unless the deadline passed while it
 // was writing: a buffered answer cut short by ErrHandlerTimeout must not go

@@ -5,6 +5,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -19,6 +20,7 @@ var statuses = map[string]int{
 	agentgate.EUNAUTHORIZED: http.StatusUnauthorized,
 	agentgate.EFORBIDDEN:    http.StatusForbidden,
 	agentgate.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	agentgate.EMEDIATYPE:    http.StatusUnsupportedMediaType,
 	agentgate.ERATELIMITED:  http.StatusTooManyRequests,
 	agentgate.ETIMEOUT:      http.StatusGatewayTimeout,
 	agentgate.EUNAVAILABLE:  http.StatusServiceUnavailable,
@@ -50,7 +52,8 @@ type ErrorDetail struct {
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	if err := json.NewEncoder(w).Encode(v); err != nil {
+	// ErrHandlerTimeout: the deadline step has answered (and logged) already.
+	if err := json.NewEncoder(w).Encode(v); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
 		slog.Warn("writing response", "err", err)
 	}
 }
@@ -61,18 +64,19 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := agentgate.ErrorCode(err)
 	status := Status(code)
-	if status >= 500 && status != http.StatusNotImplemented {
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
-	}
+	logFailure(r, status, code, err)
 	WriteJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: agentgate.ErrorMessage(err)}})
 }
 
-// WriteRPCError answers a JSON-RPC 2.0 error (id nil when the request's
-// is unknown) with an HTTP status: the JSON-RPC endpoints (MCP, the A2A
-// front door) say what is wrong in both.
-func WriteRPCError(w http.ResponseWriter, status int, id any, code int64, message string) {
-	WriteJSON(w, status, map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
+// logFailure logs a server-side failure (5xx) with its cause, once per
+// request: once the request deadline has passed, the deadline step answers
+// 504 and logs it, and what the handler says after that (often the same
+// timeout, seen from a store call or a body read) reaches no one. The clock
+// decides, not the context, whose timer may not have fired yet when a read
+// that the same deadline ended returns.
+func logFailure(r *http.Request, status int, code string, err error) {
+	if status < 500 || status == http.StatusNotImplemented || pastDeadline(r.Context()) {
+		return
+	}
+	slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
 }
