@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
@@ -138,9 +139,12 @@ func jsonKind(t reflect.Type) string {
 }
 
 // valueKind names the JSON type of the value a decoder refused: encoding/json
-// reports a kind ("number", "string"), decoders built on it (the MCP SDK's) a
-// snippet of the JSON itself.
+// reports a kind ("number", "string"), the MCP SDK's decoder (segmentio's,
+// sharing its error type) the quoted JSON that follows.
 func valueKind(v string) string {
+	if raw, err := strconv.Unquote(v); err == nil && raw != "" {
+		v = raw
+	}
 	switch {
 	case v == "":
 		return "value"

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +119,11 @@ func TestJSONErrorNamesJSONTypes(t *testing.T) {
 			t.Errorf("%s: %q, want %q", body, agentgate.ErrorMessage(err), want)
 		}
 		assertNoGoInternals(t, body, agentgate.ErrorMessage(err))
+	}
+	// The MCP SDK's decoder reports the refused JSON itself, quoted.
+	sdkErr := &json.UnmarshalTypeError{Value: `"1e30"`, Type: reflect.TypeFor[int](), Field: "limit", Struct: "mcpserver.ListExecutionsInput"}
+	if got := agentgate.ErrorMessage(JSONError("arguments", "arguments", sdkErr)); got != "arguments.limit: want integer, got JSON number" {
+		t.Errorf("the SDK's decoding error: %q", got)
 	}
 }
 
