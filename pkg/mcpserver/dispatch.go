@@ -44,6 +44,11 @@ const dispatchTool = "dispatch_task"
 // so that a model sees why and nothing is sent.
 func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in DispatchInput) (*mcp.CallToolResult, DispatchOutput, error) {
 	p := principal(ctx)
+	// The ids first, before anything uses them (a table key, the audit
+	// log, the answer, which echoes them): a malformed one is not echoed.
+	if err := checkIDs(in); err != nil {
+		return s.refuse(ctx, p, DispatchOutput{}, "invalid", agentgate.ErrorMessage(err))
+	}
 	out := DispatchOutput{AgentID: in.AgentID, TaskID: in.TaskID}
 	if p.Scope == agentgate.ScopeConnector && in.AgentID != p.Agent {
 		return s.refuse(ctx, p, out, "forbidden", fmt.Sprintf("this key may only dispatch to agent %q", p.Agent))
@@ -74,7 +79,7 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	task := dispatch.Task{Agent: a, Caller: p, TaskID: out.TaskID, Instruction: in.Instruction, ExpectedOutput: in.ExpectedOutput}
 	digest, err := task.Digest()
 	if err != nil {
-		return nil, out, err
+		return s.fail(ctx, p, out, err)
 	}
 	if answering && (claims.Digest != digest || claims.TaskID != task.TaskID) {
 		return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(errBadState))
@@ -114,7 +119,7 @@ func (s *Server) askConsent(ctx context.Context, req *mcp.CallToolRequest, p age
 	state, err := s.signer.sign(consentClaims{ID: id, Caller: stateCaller(p), Tool: dispatchTool, Digest: digest, TaskID: task.TaskID,
 		Expires: s.now().Add(ConsentTTL).UnixMilli()})
 	if err != nil {
-		return nil, out, err
+		return s.fail(ctx, p, out, err)
 	}
 	s.audit(ctx, "consent_requested", p, task, "pending")
 	return askInput(ctx, consentRequest(task), state)
@@ -161,7 +166,7 @@ func (s *Server) answerConsent(ctx context.Context, req *mcp.CallToolRequest, p 
 		case consentSettled:
 			var settled DispatchOutput
 			if err := json.Unmarshal(rec.Result, &settled); err != nil {
-				return nil, out, err
+				return s.fail(ctx, p, out, err)
 			}
 			settled.Replayed = true
 			s.audit(ctx, "consent_replayed", p, task, outcome(settled))
@@ -260,6 +265,26 @@ func (s *Server) dispatched(ctx context.Context, p agentgate.Principal, task dis
 	}
 	s.audit(ctx, "dispatch", p, task, outcomeName)
 	return result(out), out, nil
+}
+
+// checkIDs checks the ids of a dispatch_task call: the agent's, and the
+// caller's taskId if given.
+func checkIDs(in DispatchInput) error {
+	if err := dispatch.CheckID("agentId", in.AgentID); err != nil {
+		return err
+	}
+	if in.TaskID != "" {
+		return dispatch.CheckID("taskId", in.TaskID)
+	}
+	return nil
+}
+
+// fail answers a call that agentgate could not complete. A tool's error
+// would reach the caller as its text (the SDK copies it into the result),
+// so the cause goes to the log and the caller reads agentgate's words.
+func (s *Server) fail(ctx context.Context, p agentgate.Principal, out DispatchOutput, err error) (*mcp.CallToolResult, DispatchOutput, error) {
+	slog.ErrorContext(ctx, "mcp: dispatch_task failed", "task_id", out.TaskID, "error", err.Error())
+	return s.refuse(ctx, p, out, "internal_error", "an internal error stopped this call; try again later")
 }
 
 // refuse answers a dispatch that did not happen, and audits why.

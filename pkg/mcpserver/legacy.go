@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,21 +92,17 @@ func (l *legacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		web.WriteError(w, r, err)
-		return
-	}
-	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported; send one message per request")
+	checked, body, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "the body is not a JSON-RPC message: "+err.Error())
+		// readMessage took it, the SDK's decoder does not (a response
+		// whose error is not an error object, say).
+		web.WriteRPCFailure(w, r, checked.ID, agentgate.Wrap(agentgate.EINVALID, err, "the body is not a JSON-RPC message agentgate can read"))
 		return
 	}
-	ctx := r.Context()
 	sid := r.Header.Get(headerSession)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 		if sid != "" {
@@ -124,7 +119,7 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		if !m.IsCall() {
-			l.notification(ctx, w, sid, sess, version, m)
+			l.notification(w, r, sid, sess, version, m)
 			return
 		}
 		l.call(w, r, sid, sess, version, m)
@@ -139,26 +134,28 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	ctx := r.Context()
 	sid, err := randomID()
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
 	resp, _, err := l.run(ctx, r, sid, nil, req)
 	if err != nil {
-		web.WriteRPCError(w, http.StatusServiceUnavailable, req.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
 	if resp.Error != nil {
+		rewordSDKError(ctx, req.Method, resp)
 		writeMessage(w, http.StatusOK, resp)
 		return
 	}
+	// checkParams has decoded these params already, and capped what is kept.
 	var params mcp.InitializeParams
 	var result mcp.InitializeResult
 	if err := json.Unmarshal(req.Params, &params); err != nil {
-		web.WriteRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidParams, "initialize: "+err.Error())
+		web.WriteRPCFailure(w, r, req.ID.Raw(), web.InvalidParams(web.JSONError("params", "params", err)))
 		return
 	}
 	if err := json.Unmarshal(resp.Result, &result); err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
 	// The SDK's checks read the version from InitializeParams: keep the
@@ -170,11 +167,11 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		State: mcp.ServerSessionState{InitializeParams: &params, NegotiatedProtocolVersion: result.ProtocolVersion}}
 	data, err := json.Marshal(rec)
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
 	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, ExpiresAt: now.Add(l.ttl)}); err != nil {
-		writeStoreError(w, req.ID.Raw(), err)
+		writeStoreError(w, r, req.ID.Raw(), err)
 		return
 	}
 	slog.InfoContext(ctx, "mcp session started", "caller", p.Subject, "protocol_version", result.ProtocolVersion,
@@ -194,11 +191,23 @@ func clientName(impl *mcp.Implementation) string {
 // the client's cue to start a new one.
 var errNoSession = agentgate.Errorf(agentgate.ENOTFOUND, "session not found or expired; initialize a new session")
 
+// maxSessionIDLen bounds Mcp-Session-Id. agentgate's ids are 22
+// characters; a much longer one is no session of this server (and would
+// not even make a table key).
+const maxSessionIDLen = 128
+
 // lookup reads the session sid and checks that it is the caller's. It
-// returns errNoSession, a store error, or the record and its version.
+// returns an EINVALID error for a missing or malformed id, errNoSession, a
+// store error, or the record and its version.
 func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, error) {
-	if sid == "" {
+	switch {
+	case sid == "":
 		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is required; initialize first")
+	case len(sid) > maxSessionIDLen:
+		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is %d bytes, over the limit of %d: it is no session of this server; initialize a new session", len(sid), maxSessionIDLen)
+	case strings.ContainsFunc(sid, func(c rune) bool { return c < 0x21 || c > 0x7e }):
+		// The spec's rule for session ids: visible ASCII only.
+		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id may only contain visible ASCII characters; initialize a new session")
 	}
 	it, err := l.store.Get(ctx, store.SessionKey(sid))
 	if errors.Is(err, store.ErrNotFound) {
@@ -218,24 +227,26 @@ func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, 
 	return rec, it.Version, nil
 }
 
-// load is lookup answering its failures: 400 without a session id, 404
-// for no session, 503 for a store failure (never 404, which would end the
-// client's session).
+// load is lookup answering its failures (failLookup).
 func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
 	rec, version, err := l.lookup(r.Context(), sid)
-	switch {
-	case err == nil:
-		return rec, version, true
-	case err == errNoSession:
-		web.WriteRPCError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
-	case agentgate.ErrorCode(err) == agentgate.EINVALID:
-		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, agentgate.ErrorMessage(err))
-	case errors.Is(err, store.ErrUnavailable):
-		writeStoreError(w, nil, err)
-	default:
-		web.WriteError(w, r, err)
+	if err != nil {
+		failLookup(w, r, err)
+		return sessionRecord{}, 0, false
 	}
-	return sessionRecord{}, 0, false
+	return rec, version, true
+}
+
+// failLookup answers a lookup's error: 400 for a missing or malformed
+// session id, 404 for no session, 503 for a store failure (never 404, which
+// would end the client's session).
+func failLookup(w http.ResponseWriter, r *http.Request, err error) {
+	switch agentgate.ErrorCode(err) {
+	case agentgate.EINVALID, agentgate.ENOTFOUND:
+		web.WriteRPCFailure(w, r, nil, err)
+	default:
+		writeStoreError(w, r, nil, err)
+	}
 }
 
 // save stores the session with a fresh TTL. The TTL slides on a write at
@@ -259,11 +270,11 @@ func (l *legacy) save(ctx context.Context, sid string, rec sessionRecord, versio
 
 // notification handles a client notification: initialized and the log
 // level are session state; the rest need no answer.
-func (l *legacy) notification(ctx context.Context, w http.ResponseWriter, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
+func (l *legacy) notification(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
 	if m.Method == "notifications/initialized" && sess.State.InitializedParams == nil {
 		sess.State.InitializedParams = &mcp.InitializedParams{}
-		if err := l.save(ctx, sid, sess, version, true); err != nil {
-			writeStoreError(w, nil, err)
+		if err := l.save(r.Context(), sid, sess, version, true); err != nil {
+			writeStoreError(w, r, nil, err)
 			return
 		}
 	}
@@ -275,22 +286,24 @@ func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess s
 	ctx := r.Context()
 	resp, rec, err := l.run(ctx, r, sid, &sess.State, m)
 	if err != nil {
-		web.WriteRPCError(w, http.StatusServiceUnavailable, m.ID.Raw(), jsonrpc.CodeInternalError, agentgate.ErrorMessage(err))
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	if requests, state := rec.recorded(); requests != nil {
 		l.elicit(w, r, sid, m, requests, state)
 		return
 	}
+	rewordSDKError(ctx, m.Method, resp)
 	force := false
 	if m.Method == "logging/setLevel" && resp.Error == nil {
+		// checkParams has made sure the level is one of the spec's.
 		var params mcp.SetLoggingLevelParams
 		if json.Unmarshal(m.Params, &params) == nil {
 			sess.State.LogLevel, force = params.Level, true
 		}
 	}
 	if err := l.save(ctx, sid, sess, version, force); err != nil && force {
-		writeStoreError(w, m.ID.Raw(), err)
+		writeStoreError(w, r, m.ID.Raw(), err)
 		return
 	}
 	writeMessage(w, http.StatusOK, resp)
@@ -302,38 +315,38 @@ func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *j
 	ctx := r.Context()
 	stream, err := randomID()
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	params, ok := requests[consentKey].(*mcp.ElicitParams)
 	if !ok {
-		web.WriteRPCError(w, http.StatusInternalServerError, m.ID.Raw(), jsonrpc.CodeInternalError, "internal error")
+		web.WriteRPCFailure(w, r, m.ID.Raw(), fmt.Errorf("input request %q is %T, not an elicitation", consentKey, requests[consentKey]))
 		return
 	}
 	callID, err := json.Marshal(m.ID.Raw())
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	data, err := json.Marshal(pendingCall{CallID: callID, Params: m.Params, RequestState: state})
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 0), Kind: "mcp-event", Data: data, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
 		// Nothing was dispatched; the call fails, and says why.
-		writeStoreError(w, m.ID.Raw(), err)
+		writeStoreError(w, r, m.ID.Raw(), err)
 		return
 	}
 	encoded, err := json.Marshal(params)
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	id, _ := jsonrpc.MakeID(elicitationIDPrefix + stream)
 	event, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: "elicitation/create", Params: encoded})
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	startSSE(w)
@@ -347,7 +360,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	ctx := r.Context()
 	raw, _ := m.ID.Raw().(string)
 	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
-	if !ok || stream == "" {
+	if !ok || !isStreamID(stream) {
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
 		return
 	}
@@ -356,12 +369,12 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
 		return
 	} else if err != nil {
-		writeStoreError(w, nil, err)
+		writeStoreError(w, r, nil, err)
 		return
 	}
 	var pending pendingCall
 	if err := json.Unmarshal(it.Data, &pending); err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, nil, err)
 		return
 	}
 	if pending.Answered {
@@ -371,7 +384,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	pending.Answered = true
 	data, err := json.Marshal(pending)
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, nil, err)
 		return
 	}
 	it.Data = data
@@ -379,13 +392,13 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 		w.WriteHeader(http.StatusAccepted) // another instance took the answer
 		return
 	} else if err != nil {
-		writeStoreError(w, nil, err)
+		writeStoreError(w, r, nil, err)
 		return
 	}
 
 	retry, err := retryCall(pending, m)
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, nil, err)
 		return
 	}
 	resp, rec, err := l.run(ctx, r, sid, &sess.State, retry)
@@ -394,15 +407,16 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	} else if requests, _ := rec.recorded(); requests != nil {
 		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool asked for input again"}}
 	}
+	rewordSDKError(ctx, retry.Method, resp)
 	event, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
-		web.WriteError(w, r, err)
+		web.WriteRPCFailure(w, r, nil, err)
 		return
 	}
 	// Stored with a fresh context: the result must land even if this
 	// request is being cut short, or the client's GET waits in vain.
 	if _, err := l.store.Put(context.WithoutCancel(ctx), store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
-		writeStoreError(w, nil, err)
+		writeStoreError(w, r, nil, err)
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -454,7 +468,10 @@ func (p pendingCall) callID() (jsonrpc.ID, error) {
 // connection on any error status here). A table failure is a keep-alive
 // too, for a while. Neither waits forever: after maxKeepAlives, an
 // unanswered consent is closed as refused, and a table still failing is
-// a 503.
+// a 503. An id of a stream the session does not have (never had, or has
+// expired) is the client's mistake, and nothing will ever arrive on it:
+// 400 at once, as the go-sdk answers a stream it cannot replay (404 would
+// tell the client that its session is gone).
 func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
@@ -474,7 +491,7 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(headerSession)
 	keepAlive := func(err error) {
 		if err != nil && keep >= maxKeepAlives {
-			writeStoreError(w, nil, err)
+			writeStoreError(w, r, nil, err)
 			return
 		}
 		startSSE(w)
@@ -484,11 +501,11 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		keepAlive(err)
 		return
 	} else if err != nil {
-		l.load(w, r, sid) // answers the error
+		failLookup(w, r, err)
 		return
 	}
 	deadline := l.now().Add(resumeWait)
-	for {
+	for known := false; ; {
 		it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
 		switch {
 		case err == nil:
@@ -498,6 +515,20 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		case !errors.Is(err, store.ErrNotFound):
 			keepAlive(err)
 			return
+		}
+		if !known {
+			// Event 0, the pending call, is there as long as the stream.
+			_, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+					"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
+				return
+			case err != nil:
+				keepAlive(err)
+				return
+			}
+			known = true
 		}
 		if !l.now().Before(deadline) {
 			break
@@ -524,8 +555,8 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		}
 		// The answer's result never landed (the table failed as it was
 		// stored): end the call rather than wait forever.
-		web.WriteRPCError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInternalError,
-			"the result of this call was lost; look it up with get_execution_result")
+		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
+			"the result of this call was lost; look it up with get_execution_result"))
 		return
 	}
 	startSSE(w)
@@ -591,7 +622,7 @@ func (l *legacy) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := l.store.Delete(r.Context(), store.SessionKey(sid)); err != nil {
-		writeStoreError(w, nil, err)
+		writeStoreError(w, r, nil, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -684,7 +715,7 @@ func eventID(stream string, seq, keep int) string {
 
 func parseEventID(id string) (stream string, seq, keep int, ok bool) {
 	i := strings.LastIndexByte(id, '_') // stream ids are base64url, which has '_' too
-	if i <= 0 {
+	if i <= 0 || !isStreamID(id[:i]) {
 		return "", 0, 0, false
 	}
 	stream, rest := id[:i], id[i+1:]
@@ -699,6 +730,19 @@ func parseEventID(id string) (stream string, seq, keep int, ok bool) {
 		}
 	}
 	return stream, seq, keep, true
+}
+
+// maxStreamIDLen bounds a stream id a client names; agentgate's are 22
+// characters (randomID).
+const maxStreamIDLen = 64
+
+// isStreamID reports whether s could be a stream id of this server:
+// base64url, not too long. Anything else names no stream, and never
+// reaches the table.
+func isStreamID(s string) bool {
+	return s != "" && len(s) <= maxStreamIDLen && !strings.ContainsFunc(s, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_')
+	})
 }
 
 func startSSE(w http.ResponseWriter) {
@@ -734,9 +778,19 @@ func writeMessage(w http.ResponseWriter, status int, m jsonrpc.Message) {
 	w.Write(data)
 }
 
-// writeStoreError is a table failure: 503 with a JSON-RPC error, so that
-// the client retries rather than taking its session for gone.
-func writeStoreError(w http.ResponseWriter, id any, err error) {
-	slog.Warn("mcp: store failure", "error", err.Error())
-	web.WriteRPCError(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError, "the session store is unavailable; retry shortly")
+// writeStoreError answers a failed table call. Unavailable is 503 with a
+// JSON-RPC error, so that the client retries rather than taking its session
+// for gone; the request deadline is the deadline's 504. Anything else (the
+// table refusing an item as too large, say) is agentgate's fault, since the
+// request should have been refused before it reached the table: 500,
+// logged with its cause.
+func writeStoreError(w http.ResponseWriter, r *http.Request, id any, err error) {
+	switch agentgate.ErrorCode(err) {
+	case agentgate.EUNAVAILABLE:
+		err = agentgate.Wrap(agentgate.EUNAVAILABLE, err, "the session store is unavailable; retry shortly")
+	case agentgate.ETIMEOUT:
+	default:
+		err = agentgate.Wrap(agentgate.EINTERNAL, err, "")
+	}
+	web.WriteRPCFailure(w, r, id, err)
 }

@@ -16,7 +16,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +33,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
 )
 
 // Protocol versions served: the stateless generation and the three
@@ -149,10 +153,30 @@ func (s *Server) server(r *http.Request) *mcp.Server {
 // (initialize carries no version header) to the session layer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); r.Method == http.MethodPost && v >= Version20260728 {
-		s.stateless.ServeHTTP(w, r)
+		s.serveStateless(w, r)
 		return
 	}
 	s.legacy.ServeHTTP(w, r)
+}
+
+// serveStateless hands a message that readMessage has checked to the SDK's
+// stateless handler, and answers the SDK's own refusals as agentgate does
+// (sdkErrors).
+func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request) {
+	msg, body, ok := readMessage(w, r)
+	if !ok {
+		return
+	}
+	if r.Header.Get("Content-Type") == "" {
+		// agentgate reads an undeclared body as JSON (web.RequireJSON);
+		// the SDK insists on the header.
+		r = r.Clone(r.Context())
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sw := &sdkErrors{ResponseWriter: w}
+	s.stateless.ServeHTTP(sw, r)
+	sw.finish(r, msg)
 }
 
 // build makes the SDK server for one scope: connector keys act for one
@@ -169,6 +193,7 @@ func (s *Server) build(opts Options, cache *mcp.SchemaCache, scope string) *mcp.
 		SetCacheable:              func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 		SupportedProtocolVersions: ProtocolVersions,
 	})
+	srv.AddReceivingMiddleware(argumentErrors)
 	tools := 0
 	for _, t := range s.tools(scope) {
 		if allowed(opts.Tools, t.name) {
@@ -189,6 +214,29 @@ func (s *Server) build(opts Options, cache *mcp.SchemaCache, scope string) *mcp.
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	return srv
+}
+
+// argumentErrors rewords a tool result that the SDK made from its own
+// decoding error. Arguments can pass the input schema and still not decode
+// into the tool's input (1e30 is an integer to JSON Schema, not to an int);
+// the SDK then copies the decoder's words, Go type and field names, into
+// the result. It keeps the error a result was made from (GetError), so this
+// knows, without reading the text, which results those are.
+func argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var (
+			typeErr   *json.UnmarshalTypeError
+			syntaxErr *json.SyntaxError
+		)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			if cause := r.GetError(); errors.As(cause, &typeErr) || errors.As(cause, &syntaxErr) {
+				slog.InfoContext(ctx, "mcp: tool arguments refused", "detail", cause.Error())
+				r.Content = []mcp.Content{&mcp.TextContent{Text: agentgate.ErrorMessage(web.JSONError("arguments", "arguments", cause))}}
+			}
+		}
+		return res, err
+	}
 }
 
 const instructions = `agentgate fronts AI agents. Read agentgate://agents to see the agents you may use and whether they are up.
