@@ -127,8 +127,13 @@ func (r *Registry) Import(ctx context.Context, owner string, t *Template) (Agent
 	}
 }
 
-// Get returns the agent called name.
+// Get returns the agent called name. A name no template may have is no
+// agent, answered without a table read (a long one would not even make a
+// key) and without echoing it.
 func (r *Registry) Get(ctx context.Context, name string) (Agent, error) {
+	if !slugPattern.MatchString(name) {
+		return Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no agent by that name: agent names are 1 to 63 lower-case letters, digits and hyphens")
+	}
 	it, err := r.store.Get(ctx, store.AgentKey(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no agent %q", name)
