@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -25,7 +26,12 @@ import (
 // The A2A methods the front door serves. The others (streaming, task
 // listing, push notifications, the extended card) answer method-not-found,
 // and the card says so: streaming and push notifications are false.
-var frontDoorMethods = map[string]bool{"SendMessage": true, "GetTask": true, "CancelTask": true}
+// Each maps to the params a2asrv decodes it into.
+var frontDoorMethods = map[string]func() any{
+	"SendMessage": func() any { return new(a2a.SendMessageRequest) },
+	"GetTask":     func() any { return new(a2a.GetTaskRequest) },
+	"CancelTask":  func() any { return new(a2a.CancelTaskRequest) },
+}
 
 // FrontDoor is the A2A JSON-RPC endpoint agentgate serves for each agent,
 // POST /api/agents/{name}/a2a, the URL its card advertises. a2a-go's
@@ -56,32 +62,63 @@ type callee struct {
 	caller agentgate.Principal
 }
 
+// ServeHTTP checks the request before a2asrv reads it: a2asrv answers a
+// body it cannot decode with Go's own words, and reads ids as float64 (an
+// id beyond 2^53 would come back as another). A body the front door cannot
+// read (too large, not JSON by its Content-Type, cut short) is answered
+// with its HTTP status; every JSON-RPC error with 200, as a2asrv answers
+// its own, and as a2a-go's client expects (it reads no body from any other
+// status).
 func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := web.ReadBody(r)
+	if err != nil {
+		web.WriteRPCFailure(w, r, nil, err)
+		return
+	}
+	msg, err := web.ParseRPC(body)
+	if err == nil && msg.Response {
+		err = &web.RPCFault{Code: web.RPCInvalidRequest, Err: agentgate.Errorf(agentgate.EINVALID, "the front door takes requests, not responses")}
+	}
+	var fault *web.RPCFault
+	if errors.As(err, &fault) {
+		fault.Status = http.StatusOK
+		web.WriteRPCFailure(w, r, msg.ID, err)
+		return
+	}
+	// What the front door does not serve is refused here, before a2asrv
+	// opens a stream for it.
+	newParams, ok := frontDoorMethods[msg.Method]
+	if !ok {
+		web.WriteRPCError(w, http.StatusOK, msg.ID, web.RPCMethodNotFound,
+			fmt.Sprintf("method not found: %.64s; this front door serves SendMessage, GetTask and CancelTask", msg.Method))
+		return
+	}
+	if err := checkParams(newParams(), msg.Params); err != nil {
+		web.WriteRPCFailure(w, r, msg.ID, &web.RPCFault{Code: web.RPCInvalidParams, Status: http.StatusOK, Err: err})
+		return
+	}
 	a, err := f.svc.Agent(r.Context(), r.PathValue("name"))
 	if err != nil {
 		web.WriteError(w, r, err)
 		return
 	}
 	p, _ := agentgate.PrincipalFrom(r.Context())
-	// Peek at the method, to refuse what the front door does not serve
-	// before a2asrv opens a stream for it. The body is capped by the chain.
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		web.WriteError(w, r, err)
-		return
-	}
-	var head struct {
-		Method string `json:"method"`
-		ID     any    `json:"id"`
-	}
-	if json.Unmarshal(body, &head) == nil && head.Method != "" && !frontDoorMethods[head.Method] {
-		// HTTP 200, as a2asrv answers its own JSON-RPC errors.
-		web.WriteRPCError(w, http.StatusOK, head.ID, -32601, "method not found: "+head.Method+"; this front door serves SendMessage, GetTask and CancelTask")
-		return
-	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := context.WithValue(r.Context(), calleeKey{}, callee{agent: a, caller: p})
 	f.rpc.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// checkParams decodes a request's params as a2asrv will (encoding/json,
+// into a2a's request type for the method), so that a mismatch is described
+// in agentgate's words.
+func checkParams(params any, raw json.RawMessage) error {
+	if raw == nil {
+		return agentgate.Errorf(agentgate.EINVALID, "params: required")
+	}
+	if err := json.Unmarshal(raw, params); err != nil {
+		return web.JSONError("params", "params", err)
+	}
+	return nil
 }
 
 // handler is the a2asrv.RequestHandler behind the front door.
