@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentcard"
 	"github.com/agentgate/agentgate/pkg/apikey"
+	"github.com/agentgate/agentgate/pkg/web"
 )
 
 // tableEnsurer is implemented by stores that can create their table (the
@@ -53,9 +54,18 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, 
 	if err != nil {
 		return err
 	}
+	// A request ends at its deadline (REQUEST_TIMEOUT), which bounds
+	// reading its body too; these bound the rest of a connection's life, a
+	// little past it: a client slow to send its headers, a body read
+	// outside the chain, a client slow to take its answer, an idle
+	// keep-alive connection.
+	timeout := cmp.Or(cfg.Timeout, web.DefaultTimeout)
 	srv := &http.Server{
 		Handler:           Handler(d, Functions...),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       timeout + 5*time.Second,
+		WriteTimeout:      timeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
 	base := "http://" + ln.Addr().String()
 	printBanner(out, base, cfg)
