@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,10 +50,8 @@ var goInternals = []string{"Go struct", "Go value", "unmarshal", "a2a.", "float6
 
 func noGoInternals(t *testing.T, where, message string) {
 	t.Helper()
-	for _, mark := range goInternals {
-		if strings.Contains(message, mark) {
-			t.Errorf("%s: %q shows Go internals (%q)", where, message, mark)
-		}
+	if i := slices.IndexFunc(goInternals, func(m string) bool { return strings.Contains(message, m) }); i >= 0 {
+		t.Errorf("%s: %q shows Go internals (%q)", where, message, goInternals[i])
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,6 +134,14 @@ func (c wire) session(version string) string {
 // goInternals are the marks of Go's own words in a message.
 var goInternals = []string{"Go struct", "Go value", "unmarshal", "mcp.", "jsonrpc2", "float64", "interface {}", "store:", "wireDecode"}
 
+// noGoInternals fails t if message shows any of goInternals.
+func noGoInternals(t *testing.T, where, message string) {
+	t.Helper()
+	if i := slices.IndexFunc(goInternals, func(m string) bool { return strings.Contains(message, m) }); i >= 0 {
+		t.Errorf("%s: %q shows Go internals (%q)", where, message, goInternals[i])
+	}
+}
+
 // refused checks a JSON-RPC refusal: status, code, the id it names, and a
 // message that says want, in agentgate's words.
 func (r reply) refused(t *testing.T, status int, code int64, id, want string) {
@@ -143,11 +152,7 @@ func (r reply) refused(t *testing.T, status int, code int64, id, want string) {
 	if got := strings.TrimSpace(string(r.id)); got != id {
 		t.Errorf("answered with id %s, want %s", got, id)
 	}
-	for _, mark := range goInternals {
-		if strings.Contains(r.msg, mark) {
-			t.Errorf("message %q shows Go internals (%q)", r.msg, mark)
-		}
-	}
+	noGoInternals(t, "refusal", r.msg)
 }
 
 // TestChunkedOversizeIs413: a body over 1 MiB without Content-Length is
@@ -273,11 +278,7 @@ func TestGoInternalsStayInside(t *testing.T) {
 					t.Fatalf("%s: %d %.300s, want a tool error", name, r.status, r.body)
 				}
 				text := out.Result.Content[0].(*mcp.TextContent).Text
-				for _, mark := range goInternals {
-					if strings.Contains(text, mark) {
-						t.Errorf("%s: %q shows Go internals", name, text)
-					}
-				}
+				noGoInternals(t, name, text)
 				if len(r.body) > 2000 {
 					t.Errorf("%s: a %d-byte answer echoes the input", name, len(r.body))
 				}
@@ -406,9 +407,6 @@ func TestDispatchInternalErrorStaysInside(t *testing.T) {
 	if out.Dispatched || !res.IsError || !strings.Contains(text, "an internal error stopped this call") {
 		t.Errorf("corrupt consent record: %+v %q", out, text)
 	}
-	for _, mark := range goInternals {
-		if strings.Contains(text, mark) || strings.Contains(out.Reason, mark) {
-			t.Errorf("result %q shows Go internals (%q)", text, mark)
-		}
-	}
+	noGoInternals(t, "result", text)
+	noGoInternals(t, "reason", out.Reason)
 }

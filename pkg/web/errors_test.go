@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,10 +27,8 @@ var goInternals = []string{"Go struct", "Go value", "unmarshal", "float64", "int
 
 func assertNoGoInternals(t *testing.T, where, message string) {
 	t.Helper()
-	for _, mark := range goInternals {
-		if strings.Contains(message, mark) {
-			t.Errorf("%s: message %q shows Go internals (%q)", where, message, mark)
-		}
+	if i := slices.IndexFunc(goInternals, func(m string) bool { return strings.Contains(message, m) }); i >= 0 {
+		t.Errorf("%s: message %q shows Go internals (%q)", where, message, goInternals[i])
 	}
 }
 
