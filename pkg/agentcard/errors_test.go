@@ -66,6 +66,10 @@ func TestFrontDoorBodyRules(t *testing.T) {
 	if status != http.StatusRequestEntityTooLarge || code != web.RPCInvalidRequest || !strings.Contains(msg, "over the 1048576-byte limit") {
 		t.Errorf("chunked oversize: %d %s", status, raw)
 	}
+	status, raw, code, msg = door(t, s.a, s.alice, s.AgentID, "application/json", strings.NewReader(big))
+	if status != http.StatusRequestEntityTooLarge || code != web.RPCInvalidRequest || !strings.Contains(msg, "over the 1048576-byte limit") {
+		t.Errorf("declared oversize: %d %s", status, raw)
+	}
 	status, raw, code, msg = door(t, s.a, s.alice, s.AgentID, "application/x-www-form-urlencoded", strings.NewReader(sendBody(2, "m-form", "echo")))
 	if status != http.StatusUnsupportedMediaType || code != web.RPCInvalidRequest ||
 		msg != `Content-Type must be application/json, not "application/x-www-form-urlencoded"` {

@@ -19,6 +19,6 @@ func Routes(health http.Handler, agents *agent.Registry, svc *dispatch.Service, 
 			Handler: &CardHandler{Registry: agents, BaseURL: baseURL}},
 		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/.well-known/agent-card.json", Public: true, Class: web.ClassPublic,
 			Handler: &CardHandler{Registry: agents, BaseURL: baseURL, Public: true}},
-		{Method: http.MethodPost, Path: "/api/agents/{name}/a2a", Class: web.ClassAPI, Handler: NewFrontDoor(svc)},
+		{Method: http.MethodPost, Path: "/api/agents/{name}/a2a", Class: web.ClassAPI, Handler: NewFrontDoor(svc), JSONRPC: true},
 	}
 }

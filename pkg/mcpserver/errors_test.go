@@ -156,8 +156,8 @@ func (r reply) refused(t *testing.T, status int, code int64, id, want string) {
 }
 
 // TestChunkedOversizeIs413: a body over 1 MiB without Content-Length is
-// the same 413 as with it, in both generations (it was a 500 on the legacy
-// path).
+// the same 413, with the same JSON-RPC error, as with it, in both
+// generations (it was a 500 on the legacy path).
 func TestChunkedOversizeIs413(t *testing.T) {
 	c := newWire(t, apptest.New(t, "embedded", nil))
 	for _, version := range generations {
@@ -166,6 +166,10 @@ func TestChunkedOversizeIs413(t *testing.T) {
 			big := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"` + strings.Repeat("c", 1<<20) + `"}}`
 			// A reader of unknown length: the client sends it chunked.
 			r := c.post(version, sid, io.MultiReader(strings.NewReader(big)))
+			r.refused(t, http.StatusRequestEntityTooLarge, web.RPCInvalidRequest, "null", fmt.Sprintf("over the %d-byte limit", web.DefaultMaxBody))
+			// With its Content-Length, the chain refuses it before reading:
+			// the same JSON-RPC answer.
+			r = c.post(version, sid, strings.NewReader(big))
 			r.refused(t, http.StatusRequestEntityTooLarge, web.RPCInvalidRequest, "null", fmt.Sprintf("over the %d-byte limit", web.DefaultMaxBody))
 		})
 	}

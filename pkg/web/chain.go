@@ -112,7 +112,7 @@ func (c *Chain) handler(rt Route) http.Handler {
 		}
 		rt.Handler.ServeHTTP(w, r)
 	})
-	return recoverPanics(capBody(maxBody, withDeadline(timeout, inner)))
+	return recoverPanics(capBody(maxBody, rt.MCP || rt.JSONRPC, withDeadline(timeout, inner)))
 }
 
 func (c *Chain) authenticate(r *http.Request) (agentgate.Principal, error) {
@@ -225,11 +225,16 @@ func recoverPanics(next http.Handler) http.Handler {
 }
 
 // capBody refuses bodies over max: at once when Content-Length says so, or
-// when a handler reads past it (DecodeJSON maps that to 413 too).
-func capBody(max int64, next http.Handler) http.Handler {
+// when a handler reads past it (ReadBody and DecodeJSON map that to 413
+// too). rpc answers the refusal as a JSON-RPC error.
+func capBody(max int64, rpc bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			WriteError(w, r, tooLarge(max))
+			if rpc {
+				WriteRPCFailure(w, r, nil, tooLarge(max))
+			} else {
+				WriteError(w, r, tooLarge(max))
+			}
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, max)

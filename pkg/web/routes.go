@@ -34,6 +34,10 @@ type Route struct {
 	// allow, and on a loopback listener a Host that is not this machine
 	// (DNS rebinding), with a JSON-RPC error, which is what MCP clients read.
 	MCP bool
+	// JSONRPC marks an endpoint that speaks JSON-RPC (MCP routes do too):
+	// a body the chain refuses for its size is answered with a JSON-RPC
+	// error, as the handler answers one it reads past the cap.
+	JSONRPC bool
 }
 
 // Pattern returns the route's net/http ServeMux pattern.
