@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
 	"github.com/agentgate/agentgate/pkg/store/dynamo/dynalite"
 )
 
@@ -22,35 +22,11 @@ import (
 // once the banner is printed, and stops it at cleanup.
 func startServe(t *testing.T, env map[string]string, args ...string) (string, []string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--sample-agent="}, args...),
-			func(k string) string { return env[k] }, pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve returned %v after shutdown", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
-		}
+	lines, done := apptest.Background(t, func(ctx context.Context, out io.Writer) error {
+		return run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--sample-agent="}, args...),
+			func(k string) string { return env[k] }, out, io.Discard)
 	})
-
-	sc := bufio.NewScanner(pr)
 	var banner []string
-	lines := make(chan string)
-	go func() {
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
 	// The banner (a header line and one per route), then what else serve
 	// started, then the API key line, which is last.
 	for len(banner) == 0 || !strings.HasPrefix(banner[len(banner)-1], "API key for owner") {
@@ -64,10 +40,6 @@ func startServe(t *testing.T, env map[string]string, args ...string) (string, []
 			t.Fatalf("serve did not finish starting; printed %q", banner)
 		}
 	}
-	go func() {
-		for range lines {
-		}
-	}()
 	m := regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(banner[0])
 	if m == nil {
 		t.Fatalf("banner %q does not say where it serves", banner[0])

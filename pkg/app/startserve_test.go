@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
 )
 
 // startServe runs agentgate as `agentgate serve` does (app.Serve on a free
@@ -32,45 +32,22 @@ func startServe(t *testing.T) (base, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Serve(ctx, ln, cfg, app.ServeOptions{}, pw)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve returned %v after shutdown", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
-		}
+	lines, done := apptest.Background(t, func(ctx context.Context, out io.Writer) error {
+		return app.Serve(ctx, ln, cfg, app.ServeOptions{}, out)
 	})
-	// The key line comes last, once serve is ready; the rest of the
-	// output is drained so that serve never blocks on it.
-	keys := make(chan string, 1)
-	go func() {
-		const prefix = "(shown once, keep it): "
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if _, k, ok := strings.Cut(sc.Text(), prefix); ok {
-				keys <- k
+	// The key line comes last, once serve is ready.
+	const prefix = "(shown once, keep it): "
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended without printing a key: %v", <-done)
 			}
+			if _, k, found := strings.Cut(l, prefix); found {
+				return "http://" + ln.Addr().String(), k
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not print its API key")
 		}
-		close(keys)
-	}()
-	select {
-	case k, ok := <-keys:
-		if !ok {
-			t.Fatalf("serve ended without printing a key: %v", <-done)
-		}
-		return "http://" + ln.Addr().String(), k
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not print its API key")
 	}
-	return "", ""
 }
