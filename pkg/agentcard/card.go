@@ -33,19 +33,33 @@ func FrontDoorPath(name string) string {
 // CardPath is the path of an agent's card for authenticated callers.
 func CardPath(name string) string { return FrontDoorPath(name) + "/agent-card" }
 
+// wellKnownCard is where A2A clients look for a card below a base URL.
+const wellKnownCard = "/.well-known/agent-card.json"
+
 // PublicCardPath is the path of an agent's public card, in the well-known
 // location below its front door (the A2A convention), so that a client
-// given the front door's URL finds the card where it looks for it.
-func PublicCardPath(name string) string {
-	return FrontDoorPath(name) + "/.well-known/agent-card.json"
+// given the front door's URL as a base finds the card where it looks.
+func PublicCardPath(name string) string { return FrontDoorPath(name) + wellKnownCard }
+
+// SiblingCardPath serves the same public card where a client lands that
+// resolves the well-known path relative to the front door's URL, which
+// has no trailing slash: RFC 3986 resolution replaces its last segment,
+// so ".well-known/agent-card.json" against /api/agents/{name}/a2a is
+// /api/agents/{name}/.well-known/agent-card.json (@a2a-js/sdk 1.x does
+// this).
+func SiblingCardPath(name string) string {
+	return "/api/agents/" + url.PathEscape(name) + wellKnownCard
 }
 
 // The values every card announces.
 const (
-	// ProtocolBinding and ProtocolVersion describe the front door: A2A v1.0
-	// over JSON-RPC, whatever binding the agent itself speaks behind it.
-	ProtocolBinding = "JSONRPC"
-	ProtocolVersion = "1.0"
+	// ProtocolBinding and ProtocolVersion describe the front door: A2A
+	// over JSON-RPC, whatever binding the agent itself speaks behind it, in
+	// both generations (ProtocolVersionV03 for the installed base of v0.3
+	// clients); the method a request calls decides which it speaks.
+	ProtocolBinding    = "JSONRPC"
+	ProtocolVersion    = "1.0"
+	ProtocolVersionV03 = "0.3"
 	// BearerAuth is the name of the card's one security scheme.
 	BearerAuth = "bearerAuth"
 	// MediaText is the one input and output mode: the front door and the
@@ -84,11 +98,10 @@ func Build(a agent.Agent, frontDoorURL string) *a2apb.AgentCard {
 		Name:        t.Name,
 		Description: t.Description,
 		Version:     t.Version,
-		SupportedInterfaces: []*a2apb.AgentInterface{{
-			Url:             frontDoorURL,
-			ProtocolBinding: ProtocolBinding,
-			ProtocolVersion: ProtocolVersion,
-		}},
+		SupportedInterfaces: []*a2apb.AgentInterface{
+			{Url: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersion},
+			{Url: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersionV03},
+		},
 		Capabilities: &a2apb.AgentCapabilities{
 			Streaming:         proto.Bool(false),
 			PushNotifications: proto.Bool(false),
@@ -232,6 +245,7 @@ const DefaultMaxAge = 5 * time.Minute
 //
 //	GET /api/agents/{name}/a2a/agent-card (Public false)
 //	GET /api/agents/{name}/a2a/.well-known/agent-card.json (Public true)
+//	GET /api/agents/{name}/.well-known/agent-card.json (Public true)
 //
 // It does no authentication: on the private route the security chain in
 // front of it does. On the public route it serves only the cards of agents
@@ -262,7 +276,8 @@ func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err)
 		return
 	}
-	body, err := Marshal(Build(a, strings.TrimSuffix(web.BaseURL(r, h.BaseURL), "/")+FrontDoorPath(name)))
+	body, err := MarshalForm(Build(a, strings.TrimSuffix(web.BaseURL(r, h.BaseURL), "/")+FrontDoorPath(name)),
+		FormFor(r.Header.Get(VersionHeader)))
 	if err != nil {
 		web.WriteError(w, r, err)
 		return
@@ -272,6 +287,9 @@ func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	hd := w.Header()
 	hd.Set("ETag", etag)
+	// The form depends on the client's protocol version: a cache must
+	// keep one per version.
+	hd.Add("Vary", VersionHeader)
 	maxAge := strconv.Itoa(int(cmp.Or(h.MaxAge, DefaultMaxAge) / time.Second))
 	if h.Public {
 		hd.Set("Cache-Control", "public, max-age="+maxAge)

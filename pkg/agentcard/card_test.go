@@ -65,24 +65,42 @@ func newFixtureOn(t *testing.T, st store.Store) *fixture {
 	if len(f.agents) < 2 {
 		t.Fatalf("%d example agents, want at least 2", len(f.agents))
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /api/agents/{name}/a2a/agent-card", &CardHandler{Registry: reg})
-	mux.Handle("GET /api/agents/{name}/a2a/.well-known/agent-card.json", &CardHandler{Registry: reg, Public: true})
-	f.srv = httptest.NewServer(mux)
+	f.srv = httptest.NewServer(cardRoutes(reg))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-// get requests path on the test server, with the given headers as
-// name, value pairs, and returns the response with its body read.
+// cardRoutes serves the card routes of the function's route table on reg,
+// without the security chain.
+func cardRoutes(reg *agent.Registry) http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range Routes(nil, reg, nil, "") {
+		if _, card := rt.Handler.(*CardHandler); card {
+			mux.Handle(rt.Pattern(), rt.Handler)
+		}
+	}
+	return mux
+}
+
+// get requests path on the test server, as a v1.0 client (A2A-Version:
+// 1.0) unless the headers, name, value pairs, say otherwise, and returns
+// the response with its body read.
 func (f *fixture) get(t *testing.T, path string, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set(VersionHeader, ProtocolVersion)
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
+		if http.CanonicalHeaderKey(header[i]) == http.CanonicalHeaderKey(VersionHeader) {
+			req.Header.Del(VersionHeader)
+		}
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			req.Header.Add(header[i], header[i+1])
+		}
 	}
 	resp, err := f.srv.Client().Do(req)
 	if err != nil {
@@ -222,9 +240,12 @@ func TestEveryExampleCardIsAValidV1Card(t *testing.T) {
 			if card.Name != tm.Name || card.Description != tm.Description || card.Version != tm.Version {
 				t.Errorf("name, description, version = %q, %q, %q; want the template's", card.Name, card.Description, card.Version)
 			}
-			want := map[string]string{"url": f.srv.URL + FrontDoorPath(name), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-			if len(card.SupportedInterfaces) != 1 || !mapsEqual(card.SupportedInterfaces[0], want) {
-				t.Errorf("supportedInterfaces = %v, want [%v]", card.SupportedInterfaces, want)
+			// The front door, once per protocol version it speaks.
+			for i, version := range []string{"1.0", "0.3"} {
+				want := map[string]string{"url": f.srv.URL + FrontDoorPath(name), "protocolBinding": "JSONRPC", "protocolVersion": version}
+				if len(card.SupportedInterfaces) != 2 || !mapsEqual(card.SupportedInterfaces[i], want) {
+					t.Errorf("supportedInterfaces = %v, want %v at %d", card.SupportedInterfaces, want, i)
+				}
 			}
 			if s, _ := card.Capabilities["streaming"].(bool); s {
 				t.Error("capabilities.streaming is true; the front door does not stream")
@@ -282,7 +303,8 @@ func mapsEqual(a, b map[string]string) bool {
 // order, whitespace or content (and so of every card's ETag) is noticed.
 const echoCard = `{"name":"sample-echo",` +
 	`"description":"A deterministic sample agent that echoes, reverses and counts text, for trying agentgate out and for its tests.",` +
-	`"supportedInterfaces":[{"url":"https://api.example.com/api/agents/sample-echo/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],` +
+	`"supportedInterfaces":[{"url":"https://api.example.com/api/agents/sample-echo/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},` +
+	`{"url":"https://api.example.com/api/agents/sample-echo/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],` +
 	`"provider":{"url":"https://github.com/agentgate/agentgate","organization":"agentgate"},` +
 	`"version":"1.0.0",` +
 	`"capabilities":{"streaming":false,"pushNotifications":false,"extendedAgentCard":false},` +
@@ -315,6 +337,7 @@ func TestConfiguredBaseURL(t *testing.T) {
 	f := newFixture(t)
 	h := &CardHandler{Registry: f.reg, BaseURL: "https://api.example.com/"}
 	req := httptest.NewRequest(http.MethodGet, CardPath("sample-echo"), nil)
+	req.Header.Set(VersionHeader, "1.0")
 	req.SetPathValue("name", "sample-echo")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -390,8 +413,8 @@ func TestETagAndConditionalRequests(t *testing.T) {
 	if cc := resp1.Header.Get("Cache-Control"); cc != "private, max-age=300" {
 		t.Errorf("Cache-Control %q", cc)
 	}
-	if v := resp1.Header.Get("Vary"); v != "Authorization" {
-		t.Errorf("Vary %q", v)
+	if v := resp1.Header.Values("Vary"); !slices.Equal(v, []string{VersionHeader, "Authorization"}) {
+		t.Errorf("Vary %q, want the version and the credentials", v)
 	}
 
 	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, `"other",W/` + etag, "*"} {
@@ -474,8 +497,8 @@ func TestPublicCard(t *testing.T) {
 	if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=300" {
 		t.Errorf("Cache-Control %q", cc)
 	}
-	if resp.Header.Get("Vary") != "" {
-		t.Errorf("Vary %q on the public card", resp.Header.Get("Vary"))
+	if v := resp.Header.Values("Vary"); !slices.Equal(v, []string{VersionHeader}) {
+		t.Errorf("Vary %q on the public card, want the version only", v)
 	}
 	if err := checkCard(body); err != nil {
 		t.Fatal(err)
@@ -521,10 +544,7 @@ func emptyRegistryServer(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	reg := agent.NewRegistry(st, nil)
-	mux := http.NewServeMux()
-	mux.Handle("GET /api/agents/{name}/a2a/agent-card", &CardHandler{Registry: reg})
-	mux.Handle("GET /api/agents/{name}/a2a/.well-known/agent-card.json", &CardHandler{Registry: reg, Public: true})
-	f := &fixture{reg: reg, srv: httptest.NewServer(mux)}
+	f := &fixture{reg: reg, srv: httptest.NewServer(cardRoutes(reg))}
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -571,7 +591,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	frontDoor := f.srv.URL + FrontDoorPath(name)
-	if len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].URL != frontDoor ||
+	if len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].URL != frontDoor ||
 		card.SupportedInterfaces[0].ProtocolBinding != a2a.TransportProtocolJSONRPC || card.SupportedInterfaces[0].ProtocolVersion != "1.0" {
 		t.Fatalf("supportedInterfaces = %+v, want the front door %s", card.SupportedInterfaces, frontDoor)
 	}

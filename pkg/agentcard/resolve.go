@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -61,6 +62,9 @@ func Resolve(ctx context.Context, client *http.Client, cardURL string, header ht
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
+	if req.Header.Get(VersionHeader) == "" {
+		req.Header.Set(VersionHeader, ProtocolVersion) // the v1.0 card, not the v0.3 form
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("agent card: %w", err) // the *url.Error names the URL
@@ -89,15 +93,21 @@ func Resolve(ctx context.Context, client *http.Client, cardURL string, header ht
 	return card, nil
 }
 
-// Parse reads an A2A v1.0 card from its JSON (ProtoJSON) form. Unknown
-// fields are ignored, as a card from a newer minor version may have some;
-// a card without the fields the spec requires is an error. Parse has the
-// signature of a2a-go's agentcard.Parser, so it can also serve as the
-// CardParser of a2a-go's own agentcard.Resolver.
+// Parse reads an A2A card: the v1.0 card in its JSON (ProtoJSON) form, or,
+// when that fails, the v0.3 form (FormV03, or any v0.3 card), read by
+// a2a-go's v0.3 parser. Unknown fields are ignored, as a card from a newer
+// minor version may have some; a card without the fields the spec requires
+// is an error. Parse has the signature of a2a-go's agentcard.Parser, so it
+// can also serve as the CardParser of a2a-go's own agentcard.Resolver,
+// which asks for the card without naming a version and so gets FormV03.
 func Parse(data []byte) (*a2a.AgentCard, error) {
 	var pc a2apb.AgentCard
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &pc); err != nil {
-		return nil, fmt.Errorf("parsing agent card: %w", err)
+		card, errV03 := a2av0.NewAgentCardParser()(data)
+		if errV03 != nil {
+			return nil, fmt.Errorf("parsing agent card: %w", err)
+		}
+		return card, nil
 	}
 	card, err := pbconv.FromProtoAgentCard(&pc)
 	if err != nil {

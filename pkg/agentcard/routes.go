@@ -1,5 +1,6 @@
-// Package agentcard is the agentcard function: an A2A v1.0 Agent Card per
-// agent and the A2A JSON-RPC front door it points to.
+// Package agentcard is the agentcard function: an A2A Agent Card per agent
+// (v1.0, and a form v0.3 clients read) and the A2A JSON-RPC front door it
+// points to, which speaks both generations.
 package agentcard
 
 import (
@@ -18,6 +19,8 @@ func Routes(health http.Handler, agents *agent.Registry, svc *dispatch.Service, 
 		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/agent-card", Class: web.ClassAPI,
 			Handler: &CardHandler{Registry: agents, BaseURL: baseURL}},
 		{Method: http.MethodGet, Path: "/api/agents/{name}/a2a/.well-known/agent-card.json", Public: true, Class: web.ClassPublic,
+			Handler: &CardHandler{Registry: agents, BaseURL: baseURL, Public: true}},
+		{Method: http.MethodGet, Path: "/api/agents/{name}/.well-known/agent-card.json", Public: true, Class: web.ClassPublic,
 			Handler: &CardHandler{Registry: agents, BaseURL: baseURL, Public: true}},
 		{Method: http.MethodPost, Path: "/api/agents/{name}/a2a", Class: web.ClassAPI, Handler: NewFrontDoor(svc), JSONRPC: true},
 	}
