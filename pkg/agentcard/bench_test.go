@@ -63,7 +63,7 @@ func BenchmarkFrontDoor(b *testing.B) {
 				return out
 			}
 			send := func(id, text string) map[string]any {
-				return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`, id, text))
+				return post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`, id, text))
 			}
 			// A task that keeps running, for GetTask.
 			running := send("bench-slow", "slow 20")["result"].(map[string]any)["task"].(map[string]any)["id"].(string)

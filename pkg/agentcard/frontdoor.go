@@ -10,8 +10,12 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 
+	a2av03 "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentgate/agentgate/pkg/a2acall"
@@ -23,14 +27,64 @@ import (
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
-// The A2A methods the front door serves. The others (streaming, task
-// listing, push notifications, the extended card) answer method-not-found,
-// and the card says so: streaming and push notifications are false.
-// Each maps to the params a2asrv decodes it into.
-var frontDoorMethods = map[string]func() any{
-	"SendMessage": func() any { return new(a2a.SendMessageRequest) },
-	"GetTask":     func() any { return new(a2a.GetTaskRequest) },
-	"CancelTask":  func() any { return new(a2a.CancelTaskRequest) },
+// method is how the front door answers one A2A JSON-RPC method.
+type method struct {
+	v03 bool // a v0.3 method, answered by a2av0's binding
+	// params, for a method the front door serves, returns the value its
+	// binding decodes the params into.
+	params func() any
+	// refusal, for a method it does not serve, is the A2A error code and
+	// message it answers with.
+	code    int64
+	refusal string
+}
+
+// A2A error codes, the same in both generations.
+const (
+	rpcPushNotSupported   = -32003
+	rpcUnsupported        = -32004
+	rpcExtendedCardAbsent = -32007
+	rpcVersionUnsupported = -32009
+)
+
+const (
+	noStreaming = "streaming is not supported (the card says capabilities.streaming false): send the message without streaming and poll the task"
+	noPush      = "push notifications are not supported (the card says capabilities.pushNotifications false): poll the task"
+	noListing   = "listing tasks is not supported: get each task by its id"
+	noExtended  = "there is no extended agent card (the card says capabilities.extendedAgentCard false)"
+)
+
+// methods are the A2A methods of both generations: v1.0's names
+// (SendMessage) and v0.3's (message/send), so the method a request calls
+// says which generation it speaks. Every generation's send, get and cancel
+// reach the one handler, so dedup, input caps, execution records and
+// access rules are the same whichever a client speaks, and a task sent in
+// one generation can be followed in the other. The others are refused with
+// the error a client of that generation expects, before a binding would
+// open a stream for them; anything else is method-not-found.
+var methods = map[string]method{
+	"SendMessage":                      {params: func() any { return new(a2a.SendMessageRequest) }},
+	"GetTask":                          {params: func() any { return new(a2a.GetTaskRequest) }},
+	"CancelTask":                       {params: func() any { return new(a2a.CancelTaskRequest) }},
+	"SendStreamingMessage":             {code: rpcUnsupported, refusal: noStreaming},
+	"SubscribeToTask":                  {code: rpcUnsupported, refusal: noStreaming},
+	"ListTasks":                        {code: rpcUnsupported, refusal: noListing},
+	"CreateTaskPushNotificationConfig": {code: rpcPushNotSupported, refusal: noPush},
+	"GetTaskPushNotificationConfig":    {code: rpcPushNotSupported, refusal: noPush},
+	"ListTaskPushNotificationConfigs":  {code: rpcPushNotSupported, refusal: noPush},
+	"DeleteTaskPushNotificationConfig": {code: rpcPushNotSupported, refusal: noPush},
+	"GetExtendedAgentCard":             {code: rpcExtendedCardAbsent, refusal: noExtended},
+
+	"message/send":                        {v03: true, params: func() any { return new(a2av03.MessageSendParams) }},
+	"tasks/get":                           {v03: true, params: func() any { return new(a2av03.TaskQueryParams) }},
+	"tasks/cancel":                        {v03: true, params: func() any { return new(a2av03.TaskIDParams) }},
+	"message/stream":                      {v03: true, code: rpcUnsupported, refusal: noStreaming},
+	"tasks/resubscribe":                   {v03: true, code: rpcUnsupported, refusal: noStreaming},
+	"tasks/pushNotificationConfig/set":    {v03: true, code: rpcPushNotSupported, refusal: noPush},
+	"tasks/pushNotificationConfig/get":    {v03: true, code: rpcPushNotSupported, refusal: noPush},
+	"tasks/pushNotificationConfig/list":   {v03: true, code: rpcPushNotSupported, refusal: noPush},
+	"tasks/pushNotificationConfig/delete": {v03: true, code: rpcPushNotSupported, refusal: noPush},
+	"agent/getAuthenticatedExtendedCard":  {v03: true, code: rpcExtendedCardAbsent, refusal: noExtended},
 }
 
 // FrontDoor is the A2A JSON-RPC endpoint agentgate serves for each agent,
@@ -40,18 +94,25 @@ var frontDoorMethods = map[string]func() any{
 // message is deduplicated on its messageId (per agent and caller) and
 // leaves an execution record, and a caller can only follow its own tasks.
 //
-// SendMessage is always forwarded non-blocking (returnImmediately): a Lambda
-// invocation cannot wait out an agent's work, so the caller polls GetTask.
+// It speaks A2A v1.0 and v0.3 (a2a-go's a2av0 binding over the same
+// handler); the method a request calls picks the generation.
+//
+// A message is forwarded to the agent without waiting for the work, so the
+// once-only send and its record do not depend on how long the agent takes.
+// A caller that asked to block (v1.0 without returnImmediately; v0.3 with
+// blocking, which @a2a-js/sdk 0.3 asks by default) then waits while the
+// front door follows the task, until it settles or the request's deadline
+// draws near, and gets the task as it stands: a Lambda invocation cannot
+// outwait long work, and a caller given an unfinished task polls it.
 type FrontDoor struct {
-	rpc http.Handler
-	svc *dispatch.Service
+	rpc, rpcV03 http.Handler
+	svc         *dispatch.Service
 }
 
 // NewFrontDoor returns the front door over svc.
 func NewFrontDoor(svc *dispatch.Service) *FrontDoor {
-	f := &FrontDoor{svc: svc}
-	f.rpc = a2asrv.NewJSONRPCHandler(&handler{svc: svc})
-	return f
+	h := &handler{svc: svc}
+	return &FrontDoor{svc: svc, rpc: a2asrv.NewJSONRPCHandler(h), rpcV03: a2av0.NewJSONRPCHandler(h)}
 }
 
 type calleeKey struct{}
@@ -85,15 +146,22 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		web.WriteRPCFailure(w, r, msg.ID, err)
 		return
 	}
-	// What the front door does not serve is refused here, before a2asrv
-	// opens a stream for it.
-	newParams, ok := frontDoorMethods[msg.Method]
-	if !ok {
-		web.WriteRPCError(w, http.StatusOK, msg.ID, web.RPCMethodNotFound,
-			fmt.Sprintf("method not found: %.64s; this front door serves SendMessage, GetTask and CancelTask", msg.Method))
+	if v := r.Header.Get(VersionHeader); v != "" && !supportedVersion(v) {
+		web.WriteRPCError(w, http.StatusOK, msg.ID, rpcVersionUnsupported,
+			fmt.Sprintf("A2A version %.16q is not supported; this front door speaks %s and %s", v, ProtocolVersion, ProtocolVersionV03))
 		return
 	}
-	if err := checkParams(newParams(), msg.Params); err != nil {
+	m, ok := methods[msg.Method]
+	switch {
+	case !ok:
+		web.WriteRPCError(w, http.StatusOK, msg.ID, web.RPCMethodNotFound,
+			fmt.Sprintf("method not found: %.64q; this front door serves SendMessage, GetTask and CancelTask (A2A 1.0) and message/send, tasks/get and tasks/cancel (A2A 0.3)", msg.Method))
+		return
+	case m.params == nil:
+		web.WriteRPCError(w, http.StatusOK, msg.ID, m.code, m.refusal)
+		return
+	}
+	if err := checkParams(m.params(), msg.Params); err != nil {
 		web.WriteRPCFailure(w, r, msg.ID, &web.RPCFault{Code: web.RPCInvalidParams, Status: http.StatusOK, Err: err})
 		return
 	}
@@ -105,7 +173,22 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, _ := agentgate.PrincipalFrom(r.Context())
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := context.WithValue(r.Context(), calleeKey{}, callee{agent: a, caller: p})
-	f.rpc.ServeHTTP(w, r.WithContext(ctx))
+	binding := f.rpc
+	if m.v03 {
+		binding = f.rpcV03
+	}
+	binding.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// supportedVersion reports whether an A2A-Version header names a version
+// the front door speaks: 1.0 or 0.3, with or without a patch number.
+func supportedVersion(v string) bool {
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	mm := parts[0] + "." + parts[1]
+	return mm == ProtocolVersion || mm == ProtocolVersionV03
 }
 
 // checkParams decodes a request's params as a2asrv will (encoding/json,
@@ -149,7 +232,10 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 			return nil, rpcError(ctx, err)
 		}
 	}
-	digest, err := dedup.Digest(req)
+	// What the message says, not how it asks to be answered (blocking or
+	// not) nor in which generation: a repeat in the other generation, or
+	// one that no longer waits, is the same message.
+	digest, err := dedup.Digest([]any{req.Message, req.Metadata})
 	if err != nil {
 		return nil, rpcError(ctx, err)
 	}
@@ -160,7 +246,28 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return nil, rpcError(ctx, err)
 	}
+	if req.Config == nil || !req.Config.ReturnImmediately {
+		wait, cancel := waitBound(ctx)
+		defer cancel()
+		return h.svc.Settle(wait, c.agent, sent), nil
+	}
 	return sent.Answer, nil
+}
+
+// The longest a blocking send waits, and how long before the request's
+// deadline it stops waiting, to leave time to answer.
+const (
+	maxWait    = 20 * time.Second
+	waitMargin = 2 * time.Second
+)
+
+// waitBound is ctx bounded for a blocking send's wait.
+func waitBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	until := time.Now().Add(maxWait)
+	if d, ok := ctx.Deadline(); ok && d.Add(-waitMargin).Before(until) {
+		until = d.Add(-waitMargin)
+	}
+	return context.WithDeadline(ctx, until)
 }
 
 func (h *handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
@@ -211,36 +318,36 @@ func rpcError(ctx context.Context, err error) error {
 }
 
 // Methods the front door does not serve. ServeHTTP refuses them before
-// they get here; these answers are the backstop.
+// they get here (see methods); these answers are the backstop.
 
 func (h *handler) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	return nil, a2a.ErrMethodNotFound
+	return nil, a2a.ErrUnsupportedOperation
 }
 
 func (h *handler) SubscribeToTask(context.Context, *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrMethodNotFound) }
+	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
 }
 
 func (h *handler) SendStreamingMessage(context.Context, *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrMethodNotFound) }
+	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
 }
 
 func (h *handler) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrMethodNotFound
+	return nil, a2a.ErrPushNotificationNotSupported
 }
 
 func (h *handler) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, a2a.ErrMethodNotFound
+	return nil, a2a.ErrPushNotificationNotSupported
 }
 
 func (h *handler) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrMethodNotFound
+	return nil, a2a.ErrPushNotificationNotSupported
 }
 
 func (h *handler) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
-	return a2a.ErrMethodNotFound
+	return a2a.ErrPushNotificationNotSupported
 }
 
 func (h *handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.ErrMethodNotFound
+	return nil, a2a.ErrExtendedCardNotConfigured
 }

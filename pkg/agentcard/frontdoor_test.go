@@ -45,6 +45,12 @@ func rpc(t *testing.T, base, auth, name, body string) (int, map[string]any) {
 	req, _ := http.NewRequest(http.MethodPost, base+agentcard.FrontDoorPath(name), strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", auth)
+	return do(t, req)
+}
+
+// do sends req and decodes the JSON answer.
+func do(t *testing.T, req *http.Request) (int, map[string]any) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +65,13 @@ func rpc(t *testing.T, base, auth, name, body string) (int, map[string]any) {
 
 func sendBody(id any, messageID, text string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`,
+		fmt.Sprint(id), messageID, text)
+}
+
+// sendNowBody is sendBody with returnImmediately: the answer comes once the
+// agent has the message, however long its work.
+func sendNowBody(id any, messageID, text string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`,
 		fmt.Sprint(id), messageID, text)
 }
 
@@ -294,7 +307,7 @@ func TestStatusOfReachableAgent(t *testing.T) {
 // agent.
 func TestFrontDoorRefusals(t *testing.T) {
 	s := newStack(t, "embedded")
-	_, out := rpc(t, s.a, s.alice, "sample-echo", sendBody(1, "m-alice", "slow 5"))
+	_, out := rpc(t, s.a, s.alice, "sample-echo", sendNowBody(1, "m-alice", "slow 5"))
 	aliceTask := out["result"].(map[string]any)["task"].(map[string]any)["id"].(string)
 	received := s.Sample.Received()
 
@@ -304,8 +317,17 @@ func TestFrontDoorRefusals(t *testing.T) {
 		message                 string
 	}{
 		{"streaming", s.alice, "sample-echo",
-			`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}`, 200, -32601, "method not found: SendStreamingMessage"},
-		{"list tasks", s.alice, "sample-echo", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`, 200, -32601, "method not found"},
+			`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}`, 200, -32004, "streaming is not supported"},
+		{"streaming, v0.3", s.alice, "sample-echo",
+			`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{}}`, 200, -32004, "streaming is not supported"},
+		{"resubscribing, v0.3", s.alice, "sample-echo",
+			`{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{"id":"t"}}`, 200, -32004, "streaming is not supported"},
+		{"list tasks", s.alice, "sample-echo", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`, 200, -32004, "listing tasks is not supported"},
+		{"push config, v0.3", s.alice, "sample-echo",
+			`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{}}`, 200, -32003, "push notifications are not supported"},
+		{"extended card, v0.3", s.alice, "sample-echo",
+			`{"jsonrpc":"2.0","id":1,"method":"agent/getAuthenticatedExtendedCard"}`, 200, -32007, "no extended agent card"},
+		{"unknown method", s.alice, "sample-echo", `{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`, 200, -32601, "method not found"},
 		{"no parts and a bad role", s.alice, "sample-echo",
 			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m2","role":"ROLE_AGENT","parts":[]}}}`,
 			200, -32602, "message.role: must be ROLE_USER; message.parts: at least one part is required"},

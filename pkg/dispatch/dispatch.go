@@ -8,6 +8,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -135,6 +136,65 @@ func (s *Service) record(ctx context.Context, in Send, ref execution.Ref, res *a
 		})
 	}
 	return err
+}
+
+// Settle follows the task a Send answered with, asking agent a for it,
+// until the task settles (a final state, or one that waits on the caller:
+// input or authentication required) or ctx is done, records what it found
+// and returns the answer as it then stands. A message answer, or a task
+// settled already, is returned as it is. An agent that cannot be reached
+// while Settle waits is not an error: the caller gets the task as last
+// seen, and follows it with GetTask.
+func (s *Service) Settle(ctx context.Context, a agent.Agent, sent *Sent) a2a.SendMessageResult {
+	t, ok := sent.Answer.(*a2a.Task)
+	if !ok || settled(t.Status.State) {
+		return sent.Answer
+	}
+	var last *a2acall.Result
+	for pause := settlePoll; last == nil || !settled(last.State); pause = min(2*pause, settlePollMax) {
+		if !sleep(ctx, pause) {
+			break
+		}
+		res, err := s.Client.GetTask(ctx, a.Template.Endpoint, t.ID)
+		if err != nil {
+			break
+		}
+		last = res
+	}
+	if last == nil {
+		return sent.Answer
+	}
+	if _, err := s.Executions.Update(context.WithoutCancel(ctx), sent.Ref, func(cur *execution.Execution) bool {
+		apply(cur, last)
+		return true
+	}); err != nil {
+		// The answer stands; the record catches up on the next GetTask.
+		slog.WarnContext(ctx, "dispatch: recording a settled task failed", "task", t.ID, "error", err)
+	}
+	return last.Answer
+}
+
+// How often Settle asks: soon at first, for the quick tasks, then less.
+const (
+	settlePoll    = 50 * time.Millisecond
+	settlePollMax = time.Second
+)
+
+// sleep waits for d, or until ctx is done (then it returns false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// settled reports whether a task in state st is done changing by itself.
+func settled(st a2a.TaskState) bool {
+	return st.Terminal() || st == a2a.TaskStateInputRequired || st == a2a.TaskStateAuthRequired
 }
 
 // apply copies what an agent's answer says about a task into its record.
