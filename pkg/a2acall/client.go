@@ -186,7 +186,7 @@ func (c *Client) do(ctx context.Context, endpoint string, timeout time.Duration,
 	if err != nil {
 		return nil, c.classify(ctx, err)
 	}
-	return summarize(answer), nil
+	return Summarize(answer), nil
 }
 
 // classify turns a failed call into an agentgate error. Its message is the
@@ -245,7 +245,8 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:maxAgentMessage], "") + "…"
 }
 
-func summarize(answer a2a.SendMessageResult) *Result {
+// Summarize reads an agent's answer, a task or a message, as a Result.
+func Summarize(answer a2a.SendMessageResult) *Result {
 	if m, ok := answer.(*a2a.Message); ok {
 		return &Result{TaskID: m.TaskID, ContextID: m.ContextID, State: a2a.TaskStateCompleted, Text: text(m.Parts), Answer: m}
 	}

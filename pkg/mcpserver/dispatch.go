@@ -326,9 +326,4 @@ func (s *Server) audit(ctx context.Context, event string, p agentgate.Principal,
 
 // status names an A2A task state as the tools report it: "completed"
 // rather than "TASK_STATE_COMPLETED".
-func status(s a2a.TaskState) string {
-	if s == a2a.TaskStateUnspecified {
-		return "unknown"
-	}
-	return strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_"))
-}
+func status(s a2a.TaskState) string { return dispatch.StatusName(s) }
