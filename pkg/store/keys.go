@@ -20,6 +20,8 @@ import (
 //	execution            EXEC#<origin>#<scope>#<id>           EXEC                    CALLER#<caller> / EXEC#<t>#<ref>    AGENT#<name> / EXEC#<t>#<ref> retention
 //	API key              APIKEY#<keyId>                       APIKEY                  OWNER#<owner> / APIKEY#<t>#<id>     CONNECTOR#<agent> / <t>#<id>  optional
 //	setting              SETTINGS#<owner>                     <setting name>          -                                   -                             -
+//	deployment setting   SETTINGS                             <setting name>          -                                   -                             -
+//	MCP exposure set     EXPOSURE                             MCP                     -                                   -                             -
 //	rate-limit window    RATE#<class>#<subject>#<window>      RATE                    -                                   -                             window end
 //
 // Every caller-supplied component is escaped ('%' and '#'), so that no value
@@ -141,6 +143,16 @@ func ConnectorPartition(agent string) string { return join("CONNECTOR", agent) }
 
 // SettingKey is where one of an owner's settings lives.
 func SettingKey(owner, name string) Key { return Key{PK: join("SETTINGS", owner), SK: esc(name)} }
+
+// DeploymentSettingKey is where one of the deployment's own settings lives
+// (the MCP URL): one per deployment, not per owner. Its PK has no '#', so no
+// owner's SettingKey can reach it.
+func DeploymentSettingKey(name string) Key { return Key{PK: "SETTINGS", SK: esc(name)} }
+
+// ExposureKey is the one record that lists the agents exposed as MCP tools:
+// a single small item, read whole by every MCP instance and updated by
+// compare-and-set.
+func ExposureKey() Key { return Key{PK: "EXPOSURE", SK: "MCP"} }
 
 // RateKey is the counter of one rate-limit window. window is the window's
 // start in epoch seconds, so a new window is a new item and an expired one is
