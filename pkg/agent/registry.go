@@ -143,6 +143,18 @@ func (r *Registry) Get(ctx context.Context, name string) (Agent, error) {
 	return decode(it)
 }
 
+// Delete removes the agent called name: its record, and with it its card
+// and its front door, on the next request on every instance (nothing
+// caches an agent). Deleting an absent agent is not an error. Who may
+// delete is the caller's decision; what else belongs to the agent (its
+// connector, keys and MCP exposure) is package connector's.
+func (r *Registry) Delete(ctx context.Context, name string) error {
+	if !slugPattern.MatchString(name) {
+		return nil // no agent can have that name
+	}
+	return r.store.Delete(ctx, store.AgentKey(name))
+}
+
 // List returns a page of all agents, in name order, and the cursor of the
 // next page ("" after the last).
 func (r *Registry) List(ctx context.Context, cursor string, limit int) ([]Agent, string, error) {

@@ -214,6 +214,39 @@ func TestGetMissing(t *testing.T) {
 	})
 }
 
+func TestDelete(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f *fixture) {
+		f.importAs(t, "alice", template("gone"), Created)
+		f.importAs(t, "alice", template("kept"), Created)
+		if err := f.reg.Delete(t.Context(), "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.reg.Get(t.Context(), "gone"); agentgate.ErrorCode(err) != agentgate.ENOTFOUND {
+			t.Fatalf("Get after Delete: %v, want not found", err)
+		}
+		agents, _, err := f.reg.List(t.Context(), "", 0)
+		if err != nil || len(agents) != 1 || agents[0].Template.Name != "kept" {
+			t.Fatalf("List after Delete = %v, %v; want kept alone", agents, err)
+		}
+		// Absent agents and names no agent may have are not errors.
+		for _, name := range []string{"gone", "never", "Not A Name", strings.Repeat("x", 300)} {
+			if err := f.reg.Delete(t.Context(), name); err != nil {
+				t.Errorf("Delete(%.20q): %v", name, err)
+			}
+		}
+		// The name is free again: registering it anew starts a new record,
+		// for anyone.
+		f.clock.Advance(time.Minute)
+		again := f.importAs(t, "bob", template("gone"), Created)
+		if again.Owner != "bob" || !again.CreatedAt.Equal(f.clock.Now()) {
+			t.Fatalf("re-registered = %+v", again)
+		}
+		if it := f.raw(t, "gone"); it.Version != 1 {
+			t.Fatalf("re-registered record version %d, want 1", it.Version)
+		}
+	})
+}
+
 func TestListPages(t *testing.T) {
 	forEachStore(t, func(t *testing.T, f *fixture) {
 		for _, name := range []string{"e", "c-2", "a", "d", "c-1"} {
