@@ -108,6 +108,14 @@ type Config struct {
 	// (MCP_TOOLS, MCP_RESOURCES, MCP_PROMPTS: comma-separated names, or
 	// "none"); nil allows everything.
 	MCPTools, MCPResources, MCPPrompts []string
+
+	// AdminSubjects are the subjects (JWT sub, key owner) that may change
+	// deployment settings such as the MCP URL (ADMIN_SUBJECTS,
+	// comma-separated); none when unset.
+	AdminSubjects []string
+	// SystemAgent names the agent that can never be exposed as an MCP
+	// tool (SYSTEM_AGENT); none when unset.
+	SystemAgent string
 }
 
 // DefaultTable is the table name used with a DynamoDB endpoint and no
@@ -180,6 +188,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.AgentNetwork = p
 	}
 	c.AuthorizationServers = commaList(getenv("MCP_AUTHORIZATION_SERVERS"))
+	c.AdminSubjects = commaList(getenv("ADMIN_SUBJECTS"))
+	c.SystemAgent = strings.TrimSpace(getenv("SYSTEM_AGENT"))
 	for _, o := range commaList(getenv("ALLOWED_ORIGINS")) {
 		origin, err := web.ParseOrigin(o)
 		errs = append(errs, named("ALLOWED_ORIGINS", err))
@@ -258,6 +268,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("agent_network_vpc", c.AgentNetwork.AllowPrivate),
 		slog.Any("allowed_origins", c.AllowedOrigins),
 		slog.Bool("loopback_origins", c.LoopbackOrigins),
+		slog.Int("admin_subjects", len(c.AdminSubjects)),
+		slog.String("system_agent", c.SystemAgent),
 		slog.Int64("max_body", c.MaxBody),
 		slog.Duration("timeout", c.Timeout),
 	)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/a2acall"
@@ -33,7 +34,10 @@ type Deps struct {
 	Limiter  web.Limiter
 	Agents   *agent.Registry
 	Dispatch *dispatch.Service
-	MCP      *mcpserver.Server // nil unless the MCP server is enabled
+	// Connector is the connector domain: agents' connector configurations
+	// and keys, MCP exposure, the MCP URL setting.
+	Connector *connector.Service
+	MCP       *mcpserver.Server // nil unless the MCP server is enabled
 }
 
 // NewDeps builds the services every function shares on st.
@@ -54,6 +58,11 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		Dedup:      dedup.New(st, dedup.WithClock(now)),
 		Now:        now,
 	}
+	d.Connector = connector.NewService(connector.Options{
+		Store: st, Agents: d.Agents, Keys: d.Keys, Now: now,
+		Admins: cfg.AdminSubjects, SystemAgent: cfg.SystemAgent,
+		ReservedTools: ReservedTools(), PublicBaseURL: cfg.PublicBaseURL,
+	})
 	a := &auth.Authenticator{Keys: d.Keys}
 	if cfg.JWTSecret != "" {
 		opts := []auth.JWTOption{auth.WithClock(now)}
@@ -90,6 +99,12 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		d.MCP = m
 	}
 	return d, nil
+}
+
+// ReservedTools are the MCP tool names no exposed agent's chat_with_ tool
+// may take: the MCP server's built-in tools and the connector-scope ones.
+func ReservedTools() []string {
+	return append(slices.Clone(mcpserver.ToolNames), "list_playbooks", "run_playbook", "ask")
 }
 
 // NewRegistry returns the agent registry on st, which refuses agent
@@ -137,7 +152,7 @@ var Functions = []Function{
 			return agentcard.Routes(h, d.Agents, d.Dispatch, d.Config.PublicBaseURL)
 		}},
 	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector",
-		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys) }},
+		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys, d.Connector, d.Dispatch) }},
 	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy",
 		routes: func(h http.Handler, _ Deps) []web.Route { return askproxy.Routes(h) }},
 }
