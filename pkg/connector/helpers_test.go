@@ -104,17 +104,23 @@ func echoTemplate(t *testing.T, s *apptest.Stack, name string, public bool) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.Deps.Agents.Get(t.Context(), s.AgentID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	y := string(data)
 	y = strings.Replace(y, "name: sample-echo", "name: "+name, 1)
-	y = strings.Replace(y, "endpoint: http://127.0.0.1:9090/", "endpoint: "+a.Template.Endpoint, 1)
+	y = strings.Replace(y, "endpoint: http://127.0.0.1:9090/", "endpoint: "+sampleEndpoint(t, s), 1)
 	if !public {
 		y = strings.Replace(y, "public_card: true", "public_card: false", 1)
 	}
 	return y
+}
+
+// sampleEndpoint is the stack's sample agent's A2A endpoint.
+func sampleEndpoint(t *testing.T, s *apptest.Stack) string {
+	t.Helper()
+	a, err := s.Deps.Agents.Get(t.Context(), s.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Template.Endpoint
 }
 
 // register registers echoTemplate(name) for token's owner and returns the

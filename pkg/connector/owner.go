@@ -302,6 +302,10 @@ func (h handler) mcpURL(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) putMCPURL(w http.ResponseWriter, r *http.Request) {
+	if err := h.svc.CheckAdmin(principal(r)); err != nil {
+		web.WriteError(w, r, err)
+		return
+	}
 	var req struct {
 		URL *string `json:"url"`
 	}

@@ -94,6 +94,14 @@ func TestOwnerFlow(t *testing.T) {
 			if a.body["enabled"] != false || a.body["exposed_playbooks"] != nil {
 				t.Fatalf("a refused change changed the connector: %s", a.raw)
 			}
+			a = want(t, "select none", call(t, one, alice, "PUT", "/api/agents/my-echo/connector", `{"exposed_playbooks": []}`), http.StatusOK)
+			if got, ok := a.body["exposed_playbooks"].([]any); !ok || len(got) != 0 {
+				t.Fatalf("none selected: %s", a.raw)
+			}
+			a = want(t, "no playbooks", call(t, one, alice, "GET", "/api/agents/my-echo/connector/playbooks", nil), http.StatusOK)
+			if string(a.raw) != "{\"playbooks\":[]}\n" {
+				t.Fatalf("none exposed: %s", a.raw)
+			}
 			a = want(t, "select", call(t, one, alice, "PUT", "/api/agents/my-echo/connector",
 				map[string]any{"exposed_playbooks": []string{"slow", "reverse"}}), http.StatusOK)
 			if got := a.body["exposed_playbooks"]; len(got.([]any)) != 2 || a.body["enabled"] != false {
