@@ -24,11 +24,12 @@ import (
 // more than before: a key is refused until the configuration names it, an
 // agent leaves the exposure set before anything else of it goes.
 
-// update applies fn to name's configuration and writes it by compare-and-set,
+// update applies fn to a's configuration and writes it by compare-and-set,
 // retrying a lost race. It returns the configuration before and after.
-func (s *Service) update(ctx context.Context, name string, fn func(c *Config) error) (before, after Config, err error) {
+func (s *Service) update(ctx context.Context, a agent.Agent, fn func(c *Config) error) (before, after Config, err error) {
+	name := a.Template.Name
 	for {
-		c, version, err := s.config(ctx, name)
+		c, version, err := s.config(ctx, a, true)
 		if err != nil {
 			return Config{}, Config{}, err
 		}
@@ -99,7 +100,7 @@ func (s *Service) Configure(ctx context.Context, a agent.Agent, ch ConfigChange)
 			return Config{}, err
 		}
 	}
-	_, c, err := s.update(ctx, a.Template.Name, func(c *Config) error {
+	_, c, err := s.update(ctx, a, func(c *Config) error {
 		if ch.Enabled != nil {
 			c.Enabled = *ch.Enabled
 		}
@@ -126,7 +127,7 @@ func (s *Service) MintKey(ctx context.Context, a agent.Agent) (apikey.Created, C
 	if err != nil {
 		return apikey.Created{}, Config{}, err
 	}
-	before, c, err := s.update(ctx, name, func(c *Config) error {
+	before, c, err := s.update(ctx, a, func(c *Config) error {
 		c.KeyID, c.KeyPrefix, c.KeyCreatedAt, c.Enabled = created.ID, created.Prefix, created.CreatedAt, true
 		return nil
 	})
@@ -140,6 +141,7 @@ func (s *Service) MintKey(ctx context.Context, a agent.Agent) (apikey.Created, C
 		s.revokeKey(context.WithoutCancel(ctx), before.KeyID)
 	}
 	if err := s.stillThere(ctx, a); err != nil {
+		s.revokeKey(context.WithoutCancel(ctx), created.ID)
 		return apikey.Created{}, Config{}, err
 	}
 	return created, c, nil
@@ -149,7 +151,7 @@ func (s *Service) MintKey(ctx context.Context, a agent.Agent) (apikey.Created, C
 // a, should a race have left more than one) and clears it from the
 // configuration. Revoking when there is none is not an error.
 func (s *Service) RevokeKey(ctx context.Context, a agent.Agent) (Config, error) {
-	_, c, err := s.update(ctx, a.Template.Name, func(c *Config) error {
+	_, c, err := s.update(ctx, a, func(c *Config) error {
 		c.KeyID, c.KeyPrefix, c.KeyCreatedAt = "", "", time.Time{}
 		return nil
 	})
@@ -316,8 +318,14 @@ func (s *Service) SetExposed(ctx context.Context, a agent.Agent, exposed bool) (
 	if err := s.CheckExposable(name); err != nil {
 		return "", err
 	}
+	// The exposure set is shared by every agent and knows nothing of
+	// registrations: make sure a is the registered agent before touching
+	// it, and again after (stillThere).
+	if err := s.same(ctx, a); err != nil {
+		return "", err
+	}
 	set := func(v bool) error {
-		_, _, err := s.update(ctx, name, func(c *Config) error { c.MCPExposed = v; return nil })
+		_, _, err := s.update(ctx, a, func(c *Config) error { c.MCPExposed = v; return nil })
 		return err
 	}
 	if exposed {
@@ -329,7 +337,7 @@ func (s *Service) SetExposed(ctx context.Context, a agent.Agent, exposed bool) (
 		}
 		if _, err := s.editExposure(ctx, func(l []string) []string { return append(l, name) }); err != nil {
 			s.undo(ctx, "exposing", name, func(ctx context.Context) error {
-				_, _, err := s.update(ctx, name, func(c *Config) error { c.MCPExposed = false; return nil })
+				_, _, err := s.update(ctx, a, func(c *Config) error { c.MCPExposed = false; return nil })
 				return err
 			})
 			return "", err
@@ -372,6 +380,19 @@ func (s *Service) purge(ctx context.Context, name string) error {
 		return err
 	}
 	return s.store.Delete(ctx, store.ConnectorKey(name))
+}
+
+// same refuses a stale a: ENOTFOUND if the agent is gone, ECONFLICT if it
+// was registered anew since a was read.
+func (s *Service) same(ctx context.Context, a agent.Agent) error {
+	cur, err := s.agents.Get(ctx, a.Template.Name)
+	if err != nil {
+		return err
+	}
+	if !cur.CreatedAt.Equal(a.CreatedAt) || cur.Owner != a.Owner {
+		return agentgate.Errorf(agentgate.ECONFLICT, "agent %q was deleted and registered anew meanwhile; nothing was changed", a.Template.Name)
+	}
+	return nil
 }
 
 // stillThere undoes what a change just wrote for agent a if a has been

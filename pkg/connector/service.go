@@ -32,6 +32,11 @@ type Config struct {
 	// chat_with_<slug> tool. The exposure set (Service.Exposed) is what the
 	// MCP server reads; this is the owner's side of the same fact.
 	MCPExposed bool `json:"mcp_exposed,omitempty"`
+	// Generation is the CreatedAt of the agent's registration this
+	// configuration belongs to: a configuration left by a deleted agent of
+	// the same name (a change that raced the deletion) is not the new
+	// agent's, which starts fresh.
+	Generation time.Time `json:"generation,omitzero"`
 }
 
 // Options configure a Service.
@@ -87,19 +92,24 @@ func (s *Service) Get(ctx context.Context, agentName string) (agent.Agent, Confi
 	if err != nil {
 		return agent.Agent{}, Config{}, err
 	}
-	c, _, err := s.config(ctx, agentName)
+	c, _, err := s.config(ctx, a, false)
 	if err != nil {
 		return agent.Agent{}, Config{}, err
 	}
 	return a, c, nil
 }
 
-// config reads name's configuration and the version of its record (0 when
-// there is none yet).
-func (s *Service) config(ctx context.Context, name string) (Config, int64, error) {
+// config reads a's configuration and the version of its record (0 when
+// there is none yet). A configuration of an earlier registration of the
+// name is none: a's is fresh. One of a later registration means a is
+// stale (deleted and registered anew since it was read): ECONFLICT when
+// strict, else fresh too.
+func (s *Service) config(ctx context.Context, a agent.Agent, strict bool) (Config, int64, error) {
+	name := a.Template.Name
+	fresh := Config{Agent: name, Generation: a.CreatedAt}
 	it, err := s.store.Get(ctx, store.ConnectorKey(name))
 	if errors.Is(err, store.ErrNotFound) {
-		return Config{Agent: name}, 0, nil
+		return fresh, 0, nil
 	} else if err != nil {
 		return Config{}, 0, err
 	}
@@ -108,7 +118,14 @@ func (s *Service) config(ctx context.Context, name string) (Config, int64, error
 		return Config{}, 0, fmt.Errorf("decoding connector configuration %s: %w", it.PK, err)
 	}
 	c.Agent = name
-	return c, it.Version, nil
+	switch {
+	case c.Generation.IsZero() || c.Generation.Equal(a.CreatedAt):
+		c.Generation = a.CreatedAt
+		return c, it.Version, nil
+	case strict && c.Generation.After(a.CreatedAt):
+		return Config{}, 0, agentgate.Errorf(agentgate.ECONFLICT, "agent %q was deleted and registered anew meanwhile; nothing was changed", name)
+	}
+	return fresh, it.Version, nil
 }
 
 // Playbooks returns the playbooks c exposes: ExposedPlaybooks, or when nil
