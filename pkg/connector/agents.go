@@ -130,6 +130,14 @@ func (h handler) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// The system agent's name is the operator's: over HTTP, only an admin
+	// may register it, so that no one takes it before the operator does.
+	if t.Name != "" && t.Name == h.svc.systemAgent {
+		if err := h.svc.CheckAdmin(principal(r)); err != nil {
+			writeError(w, r, agentgate.Errorf(agentgate.EFORBIDDEN, "agent %q is the system agent (SYSTEM_AGENT): only an admin may register it", t.Name))
+			return
+		}
+	}
 	a, res, err := h.svc.Register(r.Context(), principal(r).Subject, t)
 	if err != nil {
 		writeError(w, r, err)

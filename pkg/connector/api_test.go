@@ -308,6 +308,16 @@ func TestSystemAgentIsNeverExposed(t *testing.T) {
 	want(t, "connector", call(t, base, owner, "GET", "/api/agents/sample-echo/connector", nil), http.StatusOK)
 }
 
+func TestOnlyAnAdminRegistersTheSystemAgent(t *testing.T) {
+	s := apptest.New(t, "embedded", map[string]string{"SYSTEM_AGENT": "docs", "ADMIN_SUBJECTS": "root"})
+	base := s.Serve()
+	a := want(t, "a user", register(t, s, base, s.Key("bob", user), "docs", false), http.StatusForbidden)
+	if !strings.Contains(a.message(), "system agent") {
+		t.Errorf("403 %q", a.message())
+	}
+	want(t, "an admin", register(t, s, base, s.Key("root", user), "docs", false), http.StatusCreated)
+}
+
 // failing makes chosen writes of a store fail, as an unavailable table does.
 type failing struct {
 	store.Store
