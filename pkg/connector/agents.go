@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -109,7 +110,7 @@ func readTemplate(r *http.Request) (*agent.Template, error) {
 		return agent.Parse(body)
 	}
 	if len(body) > agent.MaxTemplateSize {
-		return nil, &agent.ValidationError{Problems: []agent.Problem{{Message: "larger than 262144 bytes"}}}
+		return nil, &agent.ValidationError{Problems: []agent.Problem{{Message: fmt.Sprintf("larger than %d bytes", agent.MaxTemplateSize)}}}
 	}
 	var t agent.Template
 	dec := json.NewDecoder(bytes.NewReader(body))
