@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -22,6 +23,12 @@ type Chat struct {
 	// Metadata goes with the message, for the agent (a playbook name, the
 	// playbook's input).
 	Metadata map[string]any
+	// MessageID, if set, is the message's id, and names the send: a second
+	// Chat with the same id and content gets the first one's answer and
+	// reaches the agent no more (the MCP server names a consented turn by
+	// its consent, so that two answers racing on it send once). "": a
+	// fresh id.
+	MessageID string
 }
 
 // Reply is the agent's answer to a Chat.
@@ -69,7 +76,13 @@ func (s *Service) Chat(ctx context.Context, c Chat) (Reply, error) {
 	if err := CheckChat(c.Message, c.ContextID); err != nil {
 		return Reply{}, err
 	}
+	if err := checkOptionalID("messageId", c.MessageID); err != nil {
+		return Reply{}, err
+	}
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(c.Message))
+	if c.MessageID != "" {
+		m.ID = c.MessageID
+	}
 	m.ContextID = c.ContextID
 	m.Metadata = c.Metadata
 	digest, err := dedup.Digest(m)
@@ -91,6 +104,23 @@ func (s *Service) Chat(ctx context.Context, c Chat) (Reply, error) {
 		return r, agentgate.Errorf(agentgate.ETIMEOUT, "the agent has not answered in time; its task %s is %s and goes on: follow it with GetTask at the agent's A2A front door", r.TaskID, r.Status)
 	}
 	return r, nil
+}
+
+// The longest a caller waits for a turn's answer (WaitBound), and how long
+// before the request's deadline it stops waiting, to leave time to answer.
+const (
+	MaxWait    = 20 * time.Second
+	WaitMargin = 2 * time.Second
+)
+
+// WaitBound is ctx bounded for waiting on an agent within a request: at most
+// MaxWait, and WaitMargin before ctx's deadline.
+func WaitBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	until := time.Now().Add(MaxWait)
+	if d, ok := ctx.Deadline(); ok && d.Add(-WaitMargin).Before(until) {
+		until = d.Add(-WaitMargin)
+	}
+	return context.WithDeadline(ctx, until)
 }
 
 // StatusName is the name the tools and APIs give a task state: the v1.0

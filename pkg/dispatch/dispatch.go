@@ -36,7 +36,8 @@ func (s *Service) now() time.Time {
 	return s.Now()
 }
 
-// Agent returns the registered agent called name (ENOTFOUND if none).
+// Agent returns the registered agent called name (ENOTFOUND if none),
+// whoever asks; what a caller may use is Usable's to say.
 func (s *Service) Agent(ctx context.Context, name string) (agent.Agent, error) {
 	return s.Agents.Get(ctx, name)
 }
@@ -214,32 +215,6 @@ func apply(e *execution.Execution, res *a2acall.Result) {
 	}
 }
 
-// Execution returns the execution at ref if in may see it: its caller and
-// the agent's owner may; anyone else gets ENOTFOUND, as if it did not exist.
-func (s *Service) Execution(ctx context.Context, p agentgate.Principal, ref execution.Ref) (execution.Execution, error) {
-	e, err := s.Executions.Get(ctx, ref)
-	if err != nil {
-		return execution.Execution{}, err
-	}
-	if e.Caller == p.Subject {
-		return e, nil
-	}
-	_, err = s.owned(ctx, p, e)
-	return e, err
-}
-
-// owned returns the execution's agent if p owns it, and ENOTFOUND for the
-// execution otherwise: p learns nothing of others' work.
-func (s *Service) owned(ctx context.Context, p agentgate.Principal, e execution.Execution) (agent.Agent, error) {
-	a, err := s.Agents.Get(ctx, e.Agent)
-	if err == nil && a.Owner == p.Subject {
-		return a, nil
-	} else if err != nil && agentgate.ErrorCode(err) != agentgate.ENOTFOUND {
-		return agent.Agent{}, err
-	}
-	return agent.Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", e.ID)
-}
-
 // Refresh asks agent a, which the caller has loaded, for the task of the
 // execution at ref, which p must be allowed to see, and records what it
 // says. If the agent cannot be reached, Refresh returns the record as it
@@ -262,7 +237,7 @@ func (s *Service) follow(ctx context.Context, p agentgate.Principal, a agent.Age
 	if err != nil {
 		return execution.Execution{}, nil, err
 	}
-	if e.Agent != a.Template.Name || (e.Caller != p.Subject && a.Owner != p.Subject) {
+	if e.Agent != a.Template.Name || !mayFollow(p, e, a.Owner) {
 		return execution.Execution{}, nil, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
 	}
 	return s.ask(ctx, a, e, call)
