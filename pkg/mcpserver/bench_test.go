@@ -46,6 +46,35 @@ package mcpserver_test
 //     for: key (R+W), session (R), event 1 (R), replayed on SSE.
 //   Its ns/op is that retry delay, not work.
 //
+// run-playbook (a connector key's run_playbook) and chat-with (a user's
+// chat_with_<slug> to the exposed agent) are consented turns that wait for
+// the agent's answer (the sample agent's reverse, done at once). A
+// connector key's every request also reads its agent and its connector
+// configuration (AGENT#<name>/AGENT and /CONNECTOR: is the key still the
+// connector's current one, the connector enabled?), concurrently with the
+// session's read on a legacy session; a user's request reads the exposure
+// set only when the instance's copy is older than 2 s (about 0.02 R/op
+// here). What the agent's first answer says is a race: when it says
+// "working" rather than "completed", the call follows the task (GetTask)
+// and records its end, 1 R + 3 W more (the execution read and updated, the
+// running count up and down); the figures are averages over both paths.
+//
+// run-playbook/2026-07-28, 2 POSTs, 7 R + 9 W (8 R + 12 W):
+//   - the call: key (R+W), agent and connector (2 R), consent created (W);
+//   - the retry: key (R+W), agent and connector (2 R), consent (R),
+//     pending -> accepted (W), dedup claim of the A2A message, named by
+//     the consent (W), execution record (W), dedup result (W), consent
+//     settled (W).
+//
+// run-playbook/2025-11-25, 3 requests, 15 R + 13 W (16 R + 16 W): as
+// dispatch/2025-11-25, with the connector's 2 R on each of the three (the
+// GET's included: every request of a connector key is checked).
+//
+// chat-with/2026-07-28, 5 R + 9 W (6 R + 12 W): as run-playbook, with the
+// agent's read (Usable) instead of the connector check.
+//
+// chat-with/2025-11-25, 11 R + 13 W (12 R + 16 W).
+//
 // The timings include the sample agent's HTTP round trip for dispatches
 // and, for dynamodb, dynalite's (a local Node process: neither DynamoDB's
 // latency nor its cost).
@@ -57,6 +86,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -86,6 +116,8 @@ func BenchmarkMCP(b *testing.B) {
 		{"tools-list", benchListTools},
 		{"tools-call", benchCallTool},
 		{"dispatch", benchDispatch},
+		{"run-playbook", benchRunPlaybook},
+		{"chat-with", benchChatWith},
 	}
 	for _, backend := range apptest.Backends {
 		b.Run(backend, func(b *testing.B) {
@@ -116,7 +148,17 @@ func benchOp(b *testing.B, backend, version string, op func(*testing.B, *mcp.Cli
 		h.ServeHTTP(w, r)
 	}))
 	b.Cleanup(srv.Close)
-	cs := benchClient(b, srv.URL, s.Key("alice", agentgate.ScopeUser), version)
+	var key string
+	switch {
+	case strings.HasPrefix(b.Name(), "BenchmarkMCP/"+backend+"/run-playbook/"):
+		key = s.ConnectorKey()
+	case strings.HasPrefix(b.Name(), "BenchmarkMCP/"+backend+"/chat-with/"):
+		s.Expose(true)
+		key = s.Key("alice", agentgate.ScopeUser)
+	default:
+		key = s.Key("alice", agentgate.ScopeUser)
+	}
+	cs := benchClient(b, srv.URL, key, version)
 
 	op(b, cs, s, 0) // warm-up: the SDK's schema caches, kept-alive connections
 	reads, writes, reqs := counted.Reads(), counted.Writes(), requests.Load()
@@ -144,8 +186,8 @@ func benchListTools(b *testing.B, cs *mcp.ClientSession, _ *apptest.Stack, _ int
 	if err != nil {
 		b.Fatal(err)
 	}
-	if len(res.Tools) != len(mcpserver.ToolNames) {
-		b.Fatalf("%d tools, want %d", len(res.Tools), len(mcpserver.ToolNames))
+	if len(res.Tools) != len(mcpserver.UserToolNames) {
+		b.Fatalf("%d tools, want %d", len(res.Tools), len(mcpserver.UserToolNames))
 	}
 }
 
@@ -189,5 +231,39 @@ func benchDispatch(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int)
 	}
 	if got := s.Sample.Received(); got != int64(i)+1 {
 		b.Fatalf("the agent received %d tasks after dispatch %d, want %d", got, i, i+1)
+	}
+}
+
+// benchRunPlaybook is a consented run_playbook of a connector key: the
+// sample agent's reverse, which it finishes at once, so that the call
+// returns its result.
+func benchRunPlaybook(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int) {
+	benchTurn(b, cs, s, i, "run_playbook", map[string]any{"name": "reverse", "input": fmt.Sprintf("bench %d", i)})
+}
+
+// benchChatWith is a consented chat_with_<slug> call of a user, to the
+// exposed sample agent.
+func benchChatWith(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int) {
+	benchTurn(b, cs, s, i, "chat_with_sample_echo", map[string]any{"message": fmt.Sprintf("reverse bench %d", i)})
+}
+
+func benchTurn(b *testing.B, cs *mcp.ClientSession, s *apptest.Stack, i int, tool string, args map[string]any) {
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		b.Fatalf("%s: %v", tool, err)
+	}
+	data, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out mcpserver.PlaybookOutput
+	if err := json.Unmarshal(data, &out); err != nil {
+		b.Fatalf("structured content %s: %v", data, err)
+	}
+	if want := reverse(fmt.Sprintf("bench %d", i)); res.IsError || !out.Dispatched || out.Status != "completed" || out.Reply != want {
+		b.Fatalf("%s %d: %+v %v", tool, i, out, res.Content)
+	}
+	if got := s.Sample.Received(); got != int64(i)+1 {
+		b.Fatalf("the agent received %d messages after call %d, want %d", got, i, i+1)
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
-// Consent is a human's yes before a dispatch. The gate fails closed: no
-// answer, a "no", a dismissed prompt, an answer that does not parse, or a
-// state that does not verify, and nothing is sent.
+// Consent is a human's yes before any work reaches an agent (gate.go). The
+// gate fails closed: no answer, a "no", a dismissed prompt, an answer that
+// does not parse, or a state that does not verify, and nothing is sent.
 //
 // Asking and answering are two requests that may land on two instances,
 // with a cold start between them. What carries the question across is:
@@ -117,7 +117,8 @@ type consentRecord struct {
 	State  string          `json:"state"`
 	Caller string          `json:"caller"`
 	Agent  string          `json:"agent"`
-	TaskID string          `json:"taskId"`
+	Tool   string          `json:"tool,omitempty"`
+	TaskID string          `json:"taskId,omitempty"`
 	Digest string          `json:"digest"`
 	Result json.RawMessage `json:"result,omitempty"` // the tool's output, once settled
 }

@@ -153,13 +153,13 @@ func retry(t *testing.T, cs *mcp.ClientSession, args map[string]any, state strin
 
 // TestRequestStateIsBound: a requestState counts only unaltered, for its
 // caller and the arguments it was issued for, and once: a replay after
-// success gets the stored result and dispatches nothing.
+// success gets the stored result and dispatches nothing. (For its tool
+// only, and not through a connector key: TestConsentStateBindsTool.)
 func TestRequestStateIsBound(t *testing.T) {
 	s := apptest.New(t, "dynamodb", nil)
 	url := s.Serve()
 	alice := mrtr(t, url, s.Key("alice", agentgate.ScopeUser))
 	bob := mrtr(t, url, s.Key("bob", agentgate.ScopeUser))
-	aliceConnector := mrtr(t, url, s.Key("alice", agentgate.ScopeConnector))
 	args := map[string]any{"agentId": s.AgentID, "instruction": "echo bound", "taskId": "bound-1"}
 	state := ask(t, alice, args)
 
@@ -173,7 +173,6 @@ func TestRequestStateIsBound(t *testing.T) {
 		"other arguments":         func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, other, state) },
 		"other taskId":            func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, otherTask, state) },
 		"another principal":       func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, bob, args, state) },
-		"alice's connector key":   func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, aliceConnector, args, state) },
 		"an answer without state": func() (mcpserver.DispatchOutput, *mcp.CallToolResult) { return retry(t, alice, args, "") },
 	} {
 		t.Run(name, func(t *testing.T) {

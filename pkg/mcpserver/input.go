@@ -47,11 +47,12 @@ var errInputRecorded = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: 
 
 // askInput asks the client for the consent elicitation, carrying state to
 // the call that answers it.
-func askInput(ctx context.Context, params *mcp.ElicitParams, state string) (*mcp.CallToolResult, DispatchOutput, error) {
+func askInput[Out any](ctx context.Context, params *mcp.ElicitParams, state string) (*mcp.CallToolResult, Out, error) {
+	var none Out
 	requests := mcp.InputRequestMap{consentKey: params}
 	if rec, ok := ctx.Value(recorderKey{}).(*inputRecorder); ok {
 		rec.record(requests, state)
-		return nil, DispatchOutput{}, errInputRecorded
+		return nil, none, errInputRecorded
 	}
-	return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, DispatchOutput{}, nil
+	return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, none, nil
 }

@@ -37,7 +37,7 @@ import (
 //   - the client's GET with Last-Event-ID, on any instance, replays it.
 type legacy struct {
 	store  store.Store
-	server func(*http.Request) *mcp.Server
+	server func(*http.Request) (*mcp.Server, error) // which serves the request's caller, or why none does
 	ttl    time.Duration
 	now    func() time.Time
 }
@@ -639,7 +639,11 @@ func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mc
 		copied := *state
 		restored = &copied
 	}
-	ss, err := l.server(r).Connect(ctx, transport{c}, &mcp.ServerSessionOptions{State: restored})
+	srv, err := l.server(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	ss, err := srv.Connect(ctx, transport{c}, &mcp.ServerSessionOptions{State: restored})
 	if err != nil {
 		return nil, nil, err
 	}

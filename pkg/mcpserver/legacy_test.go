@@ -70,7 +70,7 @@ func TestUnansweredConsentExpires(t *testing.T) {
 	}
 	defer st.Close()
 	l := &legacy{store: st, ttl: time.Hour, now: clock.Now,
-		server: func(*http.Request) *mcp.Server { t.Fatal("nothing may run"); return nil }}
+		server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}
 	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
 	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: clock.Now()})
 	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: sess}); err != nil {

@@ -27,7 +27,7 @@ func (s *Server) delegate(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.
 	if agentID == "" || strings.TrimSpace(goal) == "" {
 		return nil, fmt.Errorf("agentId and goal are required")
 	}
-	a, err := s.svc.Agent(ctx, agentID)
+	a, err := s.svc.Usable(ctx, principal(ctx), agentID)
 	if err != nil {
 		return nil, toolError(err)
 	}

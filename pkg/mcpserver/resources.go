@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 )
@@ -33,7 +32,8 @@ func (s *Server) addResources(srv *mcp.Server, allow []string) int {
 		srv.AddResource(&mcp.Resource{
 			URI: agentsResource, Name: "agents", Title: "Agents you can dispatch to", MIMEType: "application/json",
 			Description: "The agents you may hand tasks to with dispatch_task: agentId, description, capabilities and " +
-				"whether each is reachable right now, with how many of its tasks are running.",
+				"whether each is reachable right now, with how many of its tasks are running; and whether its owner exposed it " +
+				"as a tool of its own (tool: its chat_with_ tool).",
 		}, s.readAgents)
 		n++
 	}
@@ -55,29 +55,30 @@ type AgentView struct {
 	Version      string          `json:"version"`
 	Capabilities []string        `json:"capabilities"`
 	Status       dispatch.Status `json:"status"`
+	// Exposed says whether its owner exposed the agent as an MCP tool of
+	// its own, and Tool names that tool.
+	Exposed bool   `json:"exposed"`
+	Tool    string `json:"tool,omitempty"`
 }
 
+// readAgents lists the agents (a user's resource: a connector key has
+// none), with the exposure set this request's tools were built from.
 func (s *Server) readAgents(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	p := principal(ctx)
-	var agents []agent.Agent
-	if p.Scope == agentgate.ScopeConnector {
-		a, err := s.svc.Agent(ctx, p.Agent)
-		if err != nil {
-			return nil, toolError(err)
-		}
-		agents = []agent.Agent{a}
-	} else {
-		page, _, err := s.svc.Agents.List(ctx, "", maxListedAgents)
-		if err != nil {
-			return nil, toolError(err)
-		}
-		agents = page
+	agents, _, err := s.svc.Agents.List(ctx, "", maxListedAgents)
+	if err != nil {
+		return nil, toolError(err)
+	}
+	var exposed map[string]string
+	if r := current(ctx); r != nil && r.exposed != nil {
+		exposed = r.exposed.tools
 	}
 	views := make([]AgentView, len(agents))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8) // pings at once
 	for i, a := range agents {
-		views[i] = AgentView{AgentID: a.Template.Name, Description: a.Template.Description, Version: a.Template.Version, Capabilities: []string{}}
+		tool := exposed[a.Template.Name]
+		views[i] = AgentView{AgentID: a.Template.Name, Description: a.Template.Description, Version: a.Template.Version, Capabilities: []string{},
+			Exposed: tool != "", Tool: tool}
 		for _, c := range a.Template.Capabilities {
 			views[i].Capabilities = append(views[i].Capabilities, c.Name+": "+c.Description)
 		}
@@ -102,13 +103,14 @@ func (s *Server) readStatus(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if !ok || !ok2 || name == "" || strings.Contains(name, "/") {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	if p := principal(ctx); p.Scope == agentgate.ScopeConnector && name != p.Agent {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	st, err := s.svc.Status(ctx, name)
+	a, err := s.svc.Usable(ctx, principal(ctx), name)
 	if agentgate.ErrorCode(err) == agentgate.ENOTFOUND {
 		return nil, mcp.ResourceNotFoundError(uri)
 	} else if err != nil {
+		return nil, toolError(err)
+	}
+	st, err := s.svc.StatusOf(ctx, a)
+	if err != nil {
 		return nil, toolError(err)
 	}
 	return jsonResource(uri, st)

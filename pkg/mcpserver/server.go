@@ -1,7 +1,8 @@
 // Package mcpserver is the MCP function: agent discovery (resources), the
 // delegate_task prompt, consent-gated dispatch_task and the tools that
-// follow the work, over MCP Streamable HTTP, on
-// github.com/modelcontextprotocol/go-sdk.
+// follow the work, a chat_with_<slug> tool per agent its owner exposed, and
+// for a connector key its agent's connector (list_playbooks, run_playbook,
+// ask), over MCP Streamable HTTP, on github.com/modelcontextprotocol/go-sdk.
 //
 // Two protocol generations share one set of tools:
 //
@@ -23,14 +24,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/connector"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
@@ -46,9 +50,22 @@ const (
 // ProtocolVersions lists the versions served, newest first.
 var ProtocolVersions = []string{Version20260728, Version20251125, "2025-06-18", "2025-03-26"}
 
-// The names of everything the server can offer, for allow-lists.
+// The tools of each principal scope: a user's, besides one chat_with_<slug>
+// per exposed agent (ExposedTools), and a connector key's.
 var (
-	ToolNames     = []string{dispatchTool, listExecutionsTool, executionResultTool, activityTool}
+	UserToolNames      = []string{dispatchTool, listExecutionsTool, executionResultTool, activityTool}
+	ConnectorToolNames = []string{listPlaybooksTool, runPlaybookTool, askTool}
+)
+
+// ExposedTools names, in the tools allow-list (MCP_TOOLS), the
+// chat_with_<slug> tools of every exposed agent.
+const ExposedTools = connector.ToolPrefix + "*"
+
+// The names of everything the server can offer, for allow-lists (which
+// also take ExposedTools). ToolNames are the built-in tools: no exposed
+// agent's tool may take one of their names.
+var (
+	ToolNames     = slices.Concat(UserToolNames, ConnectorToolNames)
 	ResourceNames = []string{agentsResource, statusResource}
 	PromptNames   = []string{delegatePrompt}
 )
@@ -57,6 +74,10 @@ var (
 type Options struct {
 	Dispatch *dispatch.Service
 	Store    store.Store
+	// Connectors checks connector keys on every request and holds the
+	// exposure set. nil: connector keys are refused, and nothing is
+	// exposed.
+	Connectors *connector.Service
 	// ConsentSecret signs consent state (at least MinConsentSecret bytes).
 	ConsentSecret []byte
 	// RequireConsent gates every dispatch on a human's yes. Only trusted,
@@ -81,13 +102,21 @@ const DefaultSessionTTL = time.Hour
 // request's context).
 type Server struct {
 	svc            *dispatch.Service
+	connectors     *connector.Service
 	consents       consents
 	signer         signer
 	requireConsent bool
 	now            func() time.Time
-	servers        map[string]*mcp.Server // by principal scope
-	stateless      http.Handler
-	legacy         *legacy
+	opts           Options
+	schemas        *mcp.SchemaCache
+	exposure       *exposure
+	// connectorServer serves connector keys; users get one server per
+	// exposure set (userServer).
+	connectorServer *mcp.Server
+	usersMu         sync.Mutex
+	users           map[string]*mcp.Server // by exposureSet.key
+	stateless       http.Handler
+	legacy          *legacy
 }
 
 // New returns the MCP server.
@@ -98,7 +127,7 @@ func New(opts Options) (*Server, error) {
 	for _, l := range []struct {
 		kind         string
 		names, known []string
-	}{{"tool", opts.Tools, ToolNames}, {"resource", opts.Resources, ResourceNames}, {"prompt", opts.Prompts, PromptNames}} {
+	}{{"tool", opts.Tools, append(slices.Clone(ToolNames), ExposedTools)}, {"resource", opts.Resources, ResourceNames}, {"prompt", opts.Prompts, PromptNames}} {
 		for _, n := range l.names {
 			if !slices.Contains(l.known, n) {
 				return nil, fmt.Errorf("mcpserver: unknown %s %q in the allow-list (known: %s)", l.kind, n, strings.Join(l.known, ", "))
@@ -111,17 +140,24 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		svc:            opts.Dispatch,
+		connectors:     opts.Connectors,
 		consents:       consents{store: opts.Store, ttl: opts.Dispatch.Dedup.TTL(), now: now},
 		signer:         signer{secret: opts.ConsentSecret, now: now},
 		requireConsent: opts.RequireConsent,
 		now:            now,
+		opts:           opts,
+		schemas:        mcp.NewSchemaCache(),
+		exposure:       &exposure{reserved: ToolNames, every: ExposureRefresh, now: now},
+		users:          map[string]*mcp.Server{},
 	}
-	cache := mcp.NewSchemaCache()
-	s.servers = map[string]*mcp.Server{
-		agentgate.ScopeUser:      s.build(opts, cache, agentgate.ScopeUser),
-		agentgate.ScopeConnector: s.build(opts, cache, agentgate.ScopeConnector),
+	if opts.Connectors != nil {
+		s.exposure.read = opts.Connectors.Exposed
 	}
-	s.stateless = mcp.NewStreamableHTTPHandler(s.server, &mcp.StreamableHTTPOptions{
+	s.connectorServer = s.buildConnector()
+	s.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, _ := s.server(r) // serveStateless has waited for it
+		return srv
+	}, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       quiet,
@@ -140,21 +176,24 @@ func New(opts Options) (*Server, error) {
 // connect once per request.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// server is the SDK server for the request's principal.
-func (s *Server) server(r *http.Request) *mcp.Server {
-	if p, ok := agentgate.PrincipalFrom(r.Context()); ok && p.Scope == agentgate.ScopeConnector {
-		return s.servers[agentgate.ScopeConnector]
-	}
-	return s.servers[agentgate.ScopeUser]
-}
-
 // ServeHTTP routes by protocol generation: a request that says it speaks
 // 2026-07-28 or later goes to the SDK's stateless handler; everything else
-// (initialize carries no version header) to the session layer.
+// (initialize carries no version header) to the session layer. Every
+// request of a connector key is checked first (begin, server): a POST's
+// check overlaps its session's read; a GET or DELETE waits for it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost || principal(r.Context()).Scope == agentgate.ScopeConnector {
+		r = s.begin(r)
+	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); r.Method == http.MethodPost && v >= Version20260728 {
 		s.serveStateless(w, r)
 		return
+	}
+	if r.Method != http.MethodPost && principal(r.Context()).Scope == agentgate.ScopeConnector {
+		if _, err := s.server(r); err != nil {
+			web.WriteRPCFailure(w, r, nil, err)
+			return
+		}
 	}
 	s.legacy.ServeHTTP(w, r)
 }
@@ -165,6 +204,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request) {
 	msg, body, ok := readMessage(w, r)
 	if !ok {
+		return
+	}
+	if _, err := s.server(r); err != nil {
+		web.WriteRPCFailure(w, r, msg.ID, err)
 		return
 	}
 	if r.Header.Get("Content-Type") == "" {
@@ -179,40 +222,67 @@ func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request) {
 	sw.finish(r, msg)
 }
 
-// build makes the SDK server for one scope: connector keys act for one
-// agent, through the tools that take an agent, pinned to it.
-func (s *Server) build(opts Options, cache *mcp.SchemaCache, scope string) *mcp.Server {
-	allowed := func(list []string, name string) bool { return list == nil || slices.Contains(list, name) }
+// allowed reports whether an allow-list (nil: everything) allows name.
+func allowed(list []string, name string) bool { return list == nil || slices.Contains(list, name) }
+
+// newSDKServer is an SDK server as every scope's starts.
+func (s *Server) newSDKServer(instructions string) (*mcp.Server, *mcp.ServerCapabilities) {
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "agentgate", Title: "agentgate", Version: opts.Version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentgate", Title: "agentgate", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       quiet,
 		Capabilities: caps,
-		SchemaCache:  cache,
+		SchemaCache:  s.schemas,
 		// Lists and reads depend on who asks: never cache them publicly.
 		SetCacheable:              func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 		SupportedProtocolVersions: ProtocolVersions,
 	})
 	srv.AddReceivingMiddleware(argumentErrors)
-	tools := 0
-	for _, t := range s.tools(scope) {
-		if allowed(opts.Tools, t.name) {
+	return srv, caps
+}
+
+// addTools registers the allowed tools and advertises them, if any.
+func (s *Server) addTools(srv *mcp.Server, caps *mcp.ServerCapabilities, tools []toolDef) {
+	n := 0
+	for _, t := range tools {
+		if allowed(s.opts.Tools, t.name) {
 			t.add(srv)
-			tools++
+			n++
 		}
 	}
-	if tools > 0 {
+	if n > 0 {
 		// Without listChanged: a Lambda cannot hold the stream a client
-		// would open to hear of changes, and the list never changes.
+		// would open to hear of changes. A new exposure set shows in the
+		// next tools/list.
 		caps.Tools = &mcp.ToolCapabilities{}
 	}
-	if s.addResources(srv, opts.Resources) > 0 {
+}
+
+// buildUser makes the user-scope SDK server of an exposure set: the tools,
+// one chat_with_<slug> per exposed agent, the resources and the prompt.
+func (s *Server) buildUser(set *exposureSet) *mcp.Server {
+	srv, caps := s.newSDKServer(userInstructions)
+	tools := s.tools()
+	for _, name := range slices.Sorted(maps.Keys(set.tools)) {
+		tool := set.tools[name]
+		tools = append(tools, toolDef{ExposedTools, func(srv *mcp.Server) { s.chatWithTool(srv, tool, name) }})
+	}
+	s.addTools(srv, caps, tools)
+	if s.addResources(srv, s.opts.Resources) > 0 {
 		caps.Resources = &mcp.ResourceCapabilities{}
 	}
-	if scope == agentgate.ScopeUser && allowed(opts.Prompts, delegatePrompt) {
+	if allowed(s.opts.Prompts, delegatePrompt) {
 		s.addPrompt(srv)
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
+	return srv
+}
+
+// buildConnector makes the connector-scope SDK server: its agent's
+// connector tools, and nothing else (no resource, no prompt).
+func (s *Server) buildConnector() *mcp.Server {
+	srv, caps := s.newSDKServer(connectorInstructions)
+	s.addTools(srv, caps, s.playbookTools())
 	return srv
 }
 
@@ -239,9 +309,13 @@ func argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-const instructions = `agentgate fronts AI agents. Read agentgate://agents to see the agents you may use and whether they are up.
+const userInstructions = `agentgate fronts AI agents. Read agentgate://agents to see the agents you may use and whether they are up.
 To hand an agent work, call dispatch_task: the user is asked to approve each dispatch, and nothing is sent without a yes.
-Work runs on the agent after the call returns: poll get_execution_result with the taskId until the status is completed, failed, canceled or rejected.`
+Work runs on the agent after the call returns: poll get_execution_result with the taskId until the status is completed, failed, canceled or rejected.
+Agents their owners expose have a chat_with_<agent> tool: it sends a message, with the user's approval, and returns the reply.`
+
+const connectorInstructions = `This is an agent's connector, through agentgate. list_playbooks lists what the agent can run; run_playbook runs one on your input; ask sends the agent a message.
+The user is asked to approve each run and message, and nothing is sent without a yes.`
 
 // principal is the caller, as the security chain established it.
 func principal(ctx context.Context) agentgate.Principal {

@@ -29,9 +29,8 @@ type toolDef struct {
 
 func ptr[T any](v T) *T { return &v }
 
-// tools are the tools offered to a scope. Connector keys get the same
-// tools, each pinned to the key's agent.
-func (s *Server) tools(string) []toolDef {
+// tools are a user's tools (the connector's are playbookTools).
+func (s *Server) tools() []toolDef {
 	return []toolDef{
 		{dispatchTool, func(srv *mcp.Server) {
 			addTool(srv, &mcp.Tool{
@@ -108,13 +107,9 @@ func (s *Server) executionResult(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err := dispatch.CheckID("taskId", in.TaskID); err != nil {
 		return nil, ExecutionResultOutput{}, err
 	}
-	ref := dispatch.TaskRef(p.Subject, in.TaskID)
-	e, err := s.svc.Execution(ctx, p, ref)
+	e, err := s.svc.Execution(ctx, p, dispatch.TaskRef(p.Subject, in.TaskID))
 	if err != nil {
 		return nil, ExecutionResultOutput{}, toolError(err)
-	}
-	if p.Scope == agentgate.ScopeConnector && e.Agent != p.Agent {
-		return nil, ExecutionResultOutput{}, fmt.Errorf("no execution %q", in.TaskID)
 	}
 	var note string
 	if !e.Terminal() && e.RemoteTaskID != "" {
@@ -158,9 +153,9 @@ func (s *Server) listExecutions(ctx context.Context, _ *mcp.CallToolRequest, in 
 	case limit < 1 || limit > 100:
 		return nil, ListExecutionsOutput{}, fmt.Errorf("limit: must be between 1 and 100")
 	}
-	filter, keep, err := s.executionFilter(ctx, in.AgentID)
+	filter, keep, err := s.svc.Visible(ctx, principal(ctx), in.AgentID)
 	if err != nil {
-		return nil, ListExecutionsOutput{}, err
+		return nil, ListExecutionsOutput{}, toolError(err)
 	}
 	filter.Limit, filter.Cursor = limit, in.Cursor
 	page, next, err := s.svc.Executions.List(ctx, filter)
@@ -178,30 +173,6 @@ func (s *Server) listExecutions(ctx context.Context, _ *mcp.CallToolRequest, in 
 		text += " More with cursor " + next
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
-}
-
-// executionFilter picks what a caller may list: an agent's owner lists the
-// agent's executions, anyone else their own (of that agent, if named).
-func (s *Server) executionFilter(ctx context.Context, agentID string) (execution.Filter, func(execution.Execution) bool, error) {
-	p := principal(ctx)
-	if p.Scope == agentgate.ScopeConnector {
-		if agentID != "" && agentID != p.Agent {
-			return execution.Filter{}, nil, fmt.Errorf("this key may only see agent %q", p.Agent)
-		}
-		agentID = p.Agent
-	}
-	all := func(execution.Execution) bool { return true }
-	if agentID == "" {
-		return execution.Filter{Caller: p.Subject}, all, nil
-	}
-	a, err := s.svc.Agent(ctx, agentID)
-	if err != nil {
-		return execution.Filter{}, nil, toolError(err)
-	}
-	if a.Owner == p.Subject && p.Scope == agentgate.ScopeUser {
-		return execution.Filter{Agent: agentID}, all, nil
-	}
-	return execution.Filter{Caller: p.Subject}, func(e execution.Execution) bool { return e.Agent == agentID }, nil
 }
 
 // ActivityInput is get_agent_activity_summary's arguments.
@@ -231,9 +202,9 @@ func (s *Server) activity(ctx context.Context, _ *mcp.CallToolRequest, in Activi
 		}
 		window = d
 	}
-	filter, keep, err := s.executionFilter(ctx, in.AgentID)
+	filter, keep, err := s.svc.Visible(ctx, principal(ctx), in.AgentID)
 	if err != nil {
-		return nil, ActivityOutput{}, err
+		return nil, ActivityOutput{}, toolError(err)
 	}
 	since := s.now().Add(-window)
 	out := ActivityOutput{Window: window.String(), ByStatus: map[string]int{}}

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,9 +37,19 @@ type tsResult struct {
 }
 
 // runTSClient runs the TypeScript SDK client (@modelcontextprotocol/sdk
-// 1.32.2, installed by `make deps` from package-lock.json) against url. With
-// CI=true a missing node or SDK fails the test; elsewhere it skips it.
+// 1.32.2, installed by `make deps` from package-lock.json) against url.
 func runTSClient(t *testing.T, url, token, agentID, consent string) tsResult {
+	t.Helper()
+	var res tsResult
+	runNode(t, "tsclient.mjs", &res, "MCP_URL="+url+mcpserver.Endpoint, "MCP_TOKEN="+token, "AGENT_ID="+agentID,
+		"CONSENT="+consent, "INSTRUCTION=word-count one two three four")
+	return res
+}
+
+// runNode runs testdata/script with node and the environment env, and
+// decodes the one line of JSON it prints into v. With CI=true a missing
+// node or SDK fails the test; elsewhere it skips it.
+func runNode(t *testing.T, script string, v any, env ...string) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -52,20 +63,17 @@ func runTSClient(t *testing.T, url, token, agentID, consent string) tsResult {
 		}
 		t.Skip(msg)
 	}
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("pkg", "mcpserver", "testdata", "tsclient.mjs"))
+	cmd := exec.CommandContext(t.Context(), node, filepath.Join("pkg", "mcpserver", "testdata", script))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "MCP_URL="+url+mcpserver.Endpoint, "MCP_TOKEN="+token, "AGENT_ID="+agentID,
-		"CONSENT="+consent, "INSTRUCTION=word-count one two three four")
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("tsclient: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+		t.Fatalf("%s: %v\nstdout: %s\nstderr: %s", script, err, stdout.String(), stderr.String())
 	}
-	var res tsResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("tsclient printed %q: %v\nstderr: %s", stdout.String(), err, stderr.String())
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		t.Fatalf("%s printed %q: %v\nstderr: %s", script, stdout.String(), err, stderr.String())
 	}
-	return res
 }
 
 // TestTypeScriptClient: the official TypeScript SDK client (which speaks
@@ -120,5 +128,84 @@ func TestTypeScriptClientDeclines(t *testing.T) {
 	}
 	if s.Sample.Received() != 0 {
 		t.Errorf("the agent received %d messages after refusals", s.Sample.Received())
+	}
+}
+
+// tsConnectorResult is what testdata/tsconnector.mjs prints.
+type tsConnectorResult struct {
+	ProtocolVersion string   `json:"protocolVersion"`
+	Capabilities    []string `json:"capabilities"`
+	Tools           []string `json:"tools"`
+	Lists           map[string]struct {
+		Items int    `json:"items"`
+		Error string `json:"error"`
+	} `json:"lists"`
+	Refused      map[string]*string        `json:"refused"`
+	Playbooks    []string                  `json:"playbooks"`
+	Run          *mcpserver.PlaybookOutput `json:"run"`
+	RunIsError   bool                      `json:"runIsError"`
+	Ask          *mcpserver.ChatOutput     `json:"ask"`
+	AskIsError   bool                      `json:"askIsError"`
+	BadInput     *mcpserver.PlaybookOutput `json:"badInput"`
+	Elicitations int                       `json:"elicitations"`
+}
+
+// TestTypeScriptConnector: the official TypeScript SDK client (2025-11-25,
+// a session in the table) with a connector key, on both stores and through
+// instances that change under every request: it sees the three connector
+// tools and nothing else, lists the playbooks, runs one and asks, each
+// approved in one consent question, and its results pass the SDK's own
+// check against the tools' output schemas.
+func TestTypeScriptConnector(t *testing.T) {
+	for _, where := range []string{"embedded", "dynamodb", "dynamodb/rotating"} {
+		t.Run(where, func(t *testing.T) {
+			s := apptest.New(t, strings.TrimSuffix(where, "/rotating"), nil)
+			url := s.Serve()
+			if strings.HasSuffix(where, "/rotating") {
+				srv := httptest.NewServer(newRotatingProxy(s))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			var res tsConnectorResult
+			runNode(t, "tsconnector.mjs", &res, "MCP_URL="+url+mcpserver.Endpoint, "MCP_TOKEN="+s.ConnectorKey())
+
+			if res.ProtocolVersion != mcpserver.Version20251125 {
+				t.Errorf("protocol %q", res.ProtocolVersion)
+			}
+			if want := []string{"ask", "list_playbooks", "run_playbook"}; !slices.Equal(res.Tools, want) {
+				t.Errorf("tools %v, want %v", res.Tools, want)
+			}
+			if slices.Contains(res.Capabilities, "resources") || slices.Contains(res.Capabilities, "prompts") {
+				t.Errorf("capabilities %v", res.Capabilities)
+			}
+			if len(res.Lists) != 3 {
+				t.Errorf("lists %v", res.Lists)
+			}
+			for what, l := range res.Lists {
+				if l.Items != 0 {
+					t.Errorf("%s: %d listed", what, l.Items)
+				}
+			}
+			for what, err := range res.Refused {
+				if err == nil {
+					t.Errorf("%s went through", what)
+				}
+			}
+			if !slices.Equal(res.Playbooks, []string{"echo", "reverse", "word-count", "slow"}) {
+				t.Errorf("playbooks %v", res.Playbooks)
+			}
+			if res.Run == nil || res.RunIsError || !res.Run.Dispatched || res.Run.Reply != "desserts" || res.Run.Status != "completed" {
+				t.Errorf("run_playbook %+v (isError %v)", res.Run, res.RunIsError)
+			}
+			if res.Ask == nil || res.AskIsError || !res.Ask.Dispatched || res.Ask.Reply != "4" {
+				t.Errorf("ask %+v (isError %v)", res.Ask, res.AskIsError)
+			}
+			if res.BadInput == nil || res.BadInput.Dispatched || !strings.Contains(res.BadInput.Reason, "maximum") {
+				t.Errorf("bad input %+v", res.BadInput)
+			}
+			if res.Elicitations != 2 || s.Sample.Received() != 2 {
+				t.Errorf("asked %d times, agent received %d: want 2 and 2", res.Elicitations, s.Sample.Received())
+			}
+		})
 	}
 }

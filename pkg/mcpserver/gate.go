@@ -1,0 +1,301 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+)
+
+// The consent gate. Every tool that hands work to an agent (dispatch_task,
+// ask, run_playbook, chat_with_<slug>) describes the call as a handing and
+// runs it through handing.run: one policy (REQUIRE_DISPATCH_CONSENT), one
+// question, one signed state bound to the caller, the tool and a digest of
+// the arguments, one consent record that lets the first answer decide, in
+// both protocol generations (MRTR, or legacy.go's elicitation on the
+// tools/call stream). No tool sends anything to an agent but through
+// handing.send, which only run calls.
+
+// output is what a tool that hands work to an agent answers with. Each
+// such output says whether the work was handed over ("dispatched", the one
+// required field) and if not why ("reason"); every other field is optional,
+// so that a refusal made without knowing the tool (legacy.go's unanswered
+// consent) fits the schema of each.
+type output[T any] interface {
+	*T
+	refuse(reason string) // not handed over, because of reason
+	replay()              // a stored result: nothing was sent this time
+	handed() bool         // whether the work reached the agent
+	result() *mcp.CallToolResult
+}
+
+// handing is one call of a tool that hands work to an agent: what the user
+// is asked about, and how the work is handed over once they say yes.
+type handing[Out any, P output[Out]] struct {
+	tool  string
+	agent agent.Agent
+	// taskID is the caller's idempotency key, for a tool that takes one
+	// (dispatch_task); the consent state binds it.
+	taskID string
+	// digest identifies the arguments: an answer counts only for the
+	// arguments it was asked about.
+	digest string
+	// question asks the user (the text follows it, clipped); text is what
+	// goes to the agent, audited by its length and digest only.
+	question, text string
+	// base is the output's part that every answer carries (the agent, the
+	// taskId, the playbook).
+	base Out
+	// replay, if set, answers a repeat of work handed over already,
+	// without asking again.
+	replay func(ctx context.Context) (Out, bool, error)
+	// do hands the work over, and names the outcome for the audit
+	// (dispatched, replayed). once, when not "", names this handing for
+	// once-only delivery (the consent's id): a second do with it reaches
+	// the agent no more.
+	do func(ctx context.Context, once string) (Out, string, error)
+}
+
+// consentState returns the claims of the consent state a call answers with,
+// verified for p and tool, or nil when the call answers no question.
+func (s *Server) consentState(req *mcp.CallToolRequest, p agentgate.Principal, tool string) (*consentClaims, error) {
+	if req.Params.RequestState == "" && len(req.Params.InputResponses) == 0 {
+		return nil, nil
+	}
+	c, err := s.signer.verify(req.Params.RequestState, stateCaller(p), tool)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// run gates the handing: without consent required it is sent at once; an
+// answer (claims, from consentState) settles its question; a repeat of work
+// done is answered with its first result; anything else asks the user.
+func (h handing[Out, P]) run(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal, claims *consentClaims) (*mcp.CallToolResult, Out, error) {
+	if claims != nil && (claims.Digest != h.digest || claims.TaskID != h.taskID) {
+		return h.refuse(ctx, p, "bad_state", agentgate.ErrorMessage(errBadState))
+	}
+	switch {
+	case !s.requireConsent:
+		return h.send(ctx, p, "") // a taskId's dedup answers a repeat
+	case claims != nil:
+		return h.answer(ctx, s, req, p, *claims)
+	}
+	if h.replay != nil {
+		out, ok, err := h.replay(ctx)
+		switch {
+		case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+			return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
+		case err != nil:
+			return h.refuse(ctx, p, "store_error", agentgate.ErrorMessage(err))
+		case ok:
+			h.audit(ctx, "dispatch", p, "replayed")
+			return P(&out).result(), out, nil
+		}
+	}
+	return h.ask(ctx, s, req, p)
+}
+
+// ask records a pending consent and asks the client's user for it.
+func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal) (*mcp.CallToolResult, Out, error) {
+	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+		return h.refuse(ctx, p, "no_elicitation",
+			"this client cannot ask its user for consent (it declares no elicitation capability), and agentgate dispatches only with consent")
+	}
+	id, err := s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent.Template.Name, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+	if err != nil {
+		return h.refuse(ctx, p, "store_error", "the consent request could not be recorded: "+agentgate.ErrorMessage(err))
+	}
+	state, err := s.signer.sign(consentClaims{ID: id, Caller: stateCaller(p), Tool: h.tool, Digest: h.digest, TaskID: h.taskID,
+		Expires: s.now().Add(ConsentTTL).UnixMilli()})
+	if err != nil {
+		return h.fail(ctx, p, err)
+	}
+	h.audit(ctx, "consent_requested", p, "pending")
+	return askInput[Out](ctx, h.consentRequest(), state)
+}
+
+// consentRequest is the question the user sees: what, to whom, and a
+// single yes/no field (a flat schema, as elicitation requires).
+func (h handing[Out, P]) consentRequest() *mcp.ElicitParams {
+	text := h.text
+	if len(text) > 500 {
+		text = strings.ToValidUTF8(text[:500], "") + "…"
+	}
+	return &mcp.ElicitParams{
+		Mode:    "form",
+		Message: h.question + "\n\n" + text,
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{"type": "boolean", "title": "Send it",
+					"description": "Yes sends it to the agent; no sends nothing."},
+			},
+			"required": []string{"approve"},
+		},
+	}
+}
+
+// answer settles a consent with the user's answer, once: the first answer
+// decides, and a replay of the same state gets the settled result.
+func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal, claims consentClaims) (*mcp.CallToolResult, Out, error) {
+	for {
+		rec, version, err := s.consents.get(ctx, claims.ID)
+		if err != nil {
+			return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+		}
+		switch rec.State {
+		case consentSettled:
+			var settled Out
+			if err := json.Unmarshal(rec.Result, &settled); err != nil {
+				return h.fail(ctx, p, err)
+			}
+			P(&settled).replay()
+			h.audit(ctx, "consent_replayed", p, outcome(P(&settled).handed()))
+			return P(&settled).result(), settled, nil
+		case consentAccepted:
+			// Another request took the yes and is sending: the once-only
+			// key (the taskId, or this consent's id) gives this one the
+			// same answer.
+			return h.send(ctx, p, claims.ID)
+		}
+		reason, code := decide(req.Params.InputResponses[consentKey])
+		if code != "accepted" {
+			settled := h.base
+			P(&settled).refuse(reason)
+			if err := s.settle(ctx, claims.ID, version, rec, settled); errors.Is(err, store.ErrConflict) {
+				continue // answered concurrently: read what was decided
+			} else if err != nil {
+				return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+			}
+			h.audit(ctx, "consent_refused", p, code)
+			return P(&settled).result(), settled, nil
+		}
+		rec.State = consentAccepted
+		if err := s.consents.transition(ctx, claims.ID, version, rec); errors.Is(err, store.ErrConflict) {
+			continue
+		} else if err != nil {
+			return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+		}
+		h.audit(ctx, "consent_accepted", p, "accepted")
+		res, settled, err := h.send(ctx, p, claims.ID)
+		if err == nil {
+			// A failed settle loses only the replay record: the once-only
+			// key still answers a repeat without a second send.
+			if err := s.settle(context.WithoutCancel(ctx), claims.ID, version+1, rec, settled); err != nil {
+				slog.WarnContext(ctx, "mcp: settling a consent failed", "error", err.Error())
+			}
+		}
+		return res, settled, err
+	}
+}
+
+// send hands the work over (do) and audits it; a failure is a refusal that
+// says why.
+func (h handing[Out, P]) send(ctx context.Context, p agentgate.Principal, once string) (*mcp.CallToolResult, Out, error) {
+	out, outcomeName, err := h.do(ctx, once)
+	if err != nil {
+		return h.refuse(ctx, p, "dispatch_failed", agentgate.ErrorMessage(err))
+	}
+	h.audit(ctx, "dispatch", p, outcomeName)
+	return P(&out).result(), out, nil
+}
+
+// refuse answers a handing that did not happen, and audits why.
+func (h handing[Out, P]) refuse(ctx context.Context, p agentgate.Principal, code, reason string) (*mcp.CallToolResult, Out, error) {
+	return refusal[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, code, reason)
+}
+
+// fail answers a call that agentgate could not complete (fail).
+func (h handing[Out, P]) fail(ctx context.Context, p agentgate.Principal, err error) (*mcp.CallToolResult, Out, error) {
+	return failure[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, err)
+}
+
+// audit logs a consent or dispatch event of the handing.
+func (h handing[Out, P]) audit(ctx context.Context, event string, p agentgate.Principal, outcome string) {
+	audit(ctx, event, p, h.tool, h.agent.Template.Name, h.taskID, h.text, outcome)
+}
+
+// refusal answers a call of tool that handed nothing to agentName: out,
+// refused with reason; the audit log says why (code).
+func refusal[Out any, P output[Out]](ctx context.Context, p agentgate.Principal, tool, agentName, taskID string, out Out, code, reason string) (*mcp.CallToolResult, Out, error) {
+	P(&out).refuse(reason)
+	slog.InfoContext(ctx, "audit", "event", "dispatch_refused", "tool", tool, "caller", p.Subject, "agent", agentName,
+		"task_id", taskID, "outcome", code)
+	return P(&out).result(), out, nil
+}
+
+// failure answers a call that agentgate could not complete. A tool's error
+// would reach the caller as its text (the SDK copies it into the result),
+// so the cause goes to the log and the caller reads agentgate's words.
+func failure[Out any, P output[Out]](ctx context.Context, p agentgate.Principal, tool, agentName, taskID string, out Out, err error) (*mcp.CallToolResult, Out, error) {
+	slog.ErrorContext(ctx, "mcp: a tool failed", "tool", tool, "task_id", taskID, "error", err.Error())
+	return refusal[Out, P](ctx, p, tool, agentName, taskID, out, "internal_error", "an internal error stopped this call; try again later")
+}
+
+// audit logs a consent or dispatch event: who, which tool and agent, which
+// task, what happened, and of what was sent only its length and digest.
+func audit(ctx context.Context, event string, p agentgate.Principal, tool, agentName, taskID, text, outcome string) {
+	sum := sha256.Sum256([]byte(text))
+	slog.InfoContext(ctx, "audit", "event", event, "tool", tool, "caller", p.Subject, "agent", agentName,
+		"task_id", taskID, "outcome", outcome,
+		"instruction_bytes", len(text), "instruction_sha256", hex.EncodeToString(sum[:]))
+}
+
+// decide reads the user's answer: accepted only for an explicit
+// approve: true; every other answer is a refusal with its own reason.
+func decide(answer mcp.InputResponse) (reason, code string) {
+	r, ok := answer.(*mcp.ElicitResult)
+	switch {
+	case !ok || r == nil:
+		return "the consent answer is missing or is not an elicitation result; nothing was dispatched", "malformed"
+	case r.Action == "decline":
+		return "the user declined; nothing was dispatched", "declined"
+	case r.Action == "cancel":
+		return "the user dismissed the consent request; nothing was dispatched", "canceled"
+	case r.Action != "accept":
+		return fmt.Sprintf("the consent answer's action %q is not accept, decline or cancel; nothing was dispatched", r.Action), "malformed"
+	}
+	switch approve, ok := r.Content["approve"].(bool); {
+	case !ok:
+		return "the consent answer has no yes/no approve field; nothing was dispatched", "malformed"
+	case !approve:
+		return "the user answered no; nothing was dispatched", "declined"
+	}
+	return "", "accepted"
+}
+
+// settle stores a consent's final result, for replays.
+func (s *Server) settle(ctx context.Context, id string, version int64, rec consentRecord, out any) error {
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	rec.State, rec.Result = consentSettled, data
+	return s.consents.transition(ctx, id, version, rec)
+}
+
+// stateCaller is who a requestState is bound to: the subject and the kind
+// of credential, so that a state asked through one of a user's credentials
+// does not count through a connector key of theirs, or the other way round.
+func stateCaller(p agentgate.Principal) string {
+	return p.Scope + ":" + p.Agent + ":" + p.Subject
+}
+
+func outcome(handed bool) string {
+	if handed {
+		return "dispatched"
+	}
+	return "refused"
+}
