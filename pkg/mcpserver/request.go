@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,22 +14,27 @@ import (
 
 // request is what the server must know of one HTTP request before the SDK
 // runs it: which SDK server serves the caller, and why not if none does.
-// begin starts finding out as the request comes in, so that its reads
-// overlap the request's others (a legacy session's record); server waits
-// for it when the SDK server is chosen.
 //
 //   - A connector key is checked on every request, with one read of its
 //     connector's configuration (connector.Service.ForConnectorKey, which
 //     reads the agent too): a connector disabled, a key revoked or
 //     replaced, or an agent deleted stops the key on the next request, on
-//     every instance.
+//     every instance. begin starts the check as the request comes in, so
+//     that it overlaps the request's other reads (a legacy session's
+//     record); server waits for it.
 //   - A user gets the server of the current exposure set (exposure.go),
 //     which costs a read only when this instance's copy is older than
-//     ExposureRefresh.
+//     ExposureRefresh. That read is made by server itself, on the
+//     request's goroutine: a frozen Lambda instance must not keep a read
+//     that every request of the instance waits for half done.
 type request struct {
 	ready chan struct{} // closed once srv or err is set
-	srv   *mcp.Server
-	err   error
+	// refresh, for a user whose exposure copy is stale, is run once by
+	// server to set srv.
+	refresh sync.Once
+	stale   bool
+	srv     *mcp.Server
+	err     error
 	// config is a connector key's connector configuration, as checked.
 	config *connector.Config
 	// exposed is the exposure set a user's server was built for.
@@ -73,13 +79,9 @@ func (s *Server) begin(r *http.Request) *http.Request {
 	if set, fresh := s.exposure.current(); fresh {
 		req.exposed, req.srv = set, s.userServer(set)
 		close(req.ready)
-		return r.WithContext(ctx)
+	} else {
+		req.stale = true
 	}
-	go func() {
-		defer close(req.ready)
-		set := s.exposure.refresh(ctx)
-		req.exposed, req.srv = set, s.userServer(set)
-	}()
 	return r.WithContext(ctx)
 }
 
@@ -90,6 +92,13 @@ func (s *Server) server(r *http.Request) (*mcp.Server, error) {
 	req := current(r.Context())
 	if req == nil {
 		return nil, agentgate.Errorf(agentgate.EINTERNAL, "mcpserver: a request that did not begin")
+	}
+	if req.stale {
+		req.refresh.Do(func() {
+			defer close(req.ready)
+			set := s.exposure.refresh(r.Context())
+			req.exposed, req.srv = set, s.userServer(set)
+		})
 	}
 	select {
 	case <-req.ready:
