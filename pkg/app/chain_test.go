@@ -140,8 +140,11 @@ func TestChainThroughTheFunctions(t *testing.T) {
 				{"revoked key", request{method: "GET", path: "/api/keys", auth: bearer(keys.revoked)}, 401, agentgate.EUNAUTHORIZED, "revoked", ""},
 				{"expired key", request{method: "GET", path: "/api/keys", auth: bearer(keys.expired)}, 401, agentgate.EUNAUTHORIZED, "expired", ""},
 				{"connector key fenced out of the owner APIs", request{method: "GET", path: "/api/keys", auth: bearer(keys.connector)}, 403, agentgate.EFORBIDDEN, "connector credential", ""},
+				// Past the scope fence, the MCP server itself refuses a key
+				// whose agent ("echo" here) is not registered: 403, not the
+				// fence's 403 for a route the scope may not call.
 				{"connector key reaches the MCP endpoint", request{method: "POST", path: "/mcp", auth: bearer(keys.connector),
-					body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`}, 200, "", "", ""},
+					body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`}, 403, "", "agent of this connector key is gone", ""},
 				{"oversize body", request{method: "POST", path: "/api/keys", auth: bearer(keys.user), body: `{"name":"` + strings.Repeat("x", 2048) + `"}`}, 413, agentgate.ETOOLARGE, "1024-byte limit", ""},
 				{"malformed JSON", request{method: "POST", path: "/api/keys", auth: bearer(keys.user), body: `{"name":`}, 400, agentgate.EINVALID, "truncated", ""},
 				{"unknown field", request{method: "POST", path: "/api/keys", auth: bearer(keys.user), body: `{"nmae":"x"}`}, 400, agentgate.EINVALID, `unknown field "nmae"`, ""},
@@ -162,6 +165,9 @@ func TestChainThroughTheFunctions(t *testing.T) {
 						if strings.Contains(rec.Body.String(), tc.rq.auth[min(len(tc.rq.auth), 7):]) && tc.rq.auth != "" {
 							t.Fatal("the response echoes the credential")
 						}
+					}
+					if tc.code == "" && !strings.Contains(rec.Body.String(), tc.contains) {
+						t.Fatalf("body %s, want it to say %q", rec.Body, tc.contains)
 					}
 					if tc.www != "" && rec.Header().Get("WWW-Authenticate") != tc.www {
 						t.Fatalf("WWW-Authenticate %q, want %q", rec.Header().Get("WWW-Authenticate"), tc.www)
