@@ -92,7 +92,7 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		m, err := mcpserver.New(mcpserver.Options{
 			Dispatch: d.Dispatch, Store: st, ConsentSecret: secret, RequireConsent: cfg.RequireConsent,
 			Connectors: d.Connector,
-			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
+			Tools:      cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
 		})
 		if err != nil {
 			return Deps{}, err

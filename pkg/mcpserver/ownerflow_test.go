@@ -130,8 +130,14 @@ func TestOwnerFlowOverHTTP(t *testing.T) {
 			}
 			_, exposed := alice.call("GET", "/api/agents/flow-echo/mcp-exposed", "", "")
 			toolName, _ := exposed["tool"].(string)
+			if !strings.HasPrefix(toolName, "chat_with_") {
+				t.Fatalf("exposure %v: no chat_with_ tool", exposed)
+			}
 			bob := s.Key("bob", agentgate.ScopeUser)
-			if !eventually(func() bool { _, names := toolNames(t, client(t, b, bob, mcpserver.Version20260728, nil, nil)); return slices.Contains(names, toolName) }) {
+			if !eventually(func() bool {
+				_, names := toolNames(t, client(t, b, bob, mcpserver.Version20260728, nil, nil))
+				return slices.Contains(names, toolName)
+			}) {
 				t.Fatalf("%s never listed for bob", toolName)
 			}
 
@@ -165,7 +171,10 @@ func TestOwnerFlowOverHTTP(t *testing.T) {
 				`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"echo"}]}}}`); status != 404 {
 				t.Errorf("front door after delete: %d, want 404", status)
 			}
-			if !eventually(func() bool { _, names := toolNames(t, client(t, b, bob, mcpserver.Version20260728, nil, nil)); return !slices.Contains(names, toolName) }) {
+			if !eventually(func() bool {
+				_, names := toolNames(t, client(t, b, bob, mcpserver.Version20260728, nil, nil))
+				return !slices.Contains(names, toolName)
+			}) {
 				t.Errorf("%s still listed after delete", toolName)
 			}
 		})
