@@ -56,6 +56,10 @@ func invalid(ps ...Problem) error { return &ValidationError{Problems: ps} }
 // path segment and part of a key.
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
+// ValidName reports whether name is one an agent may have: a name that is
+// not is no agent's, and needs no table read to say so.
+func ValidName(name string) bool { return slugPattern.MatchString(name) }
+
 // Validate checks t and reports every problem it finds, as a
 // *ValidationError.
 func (t *Template) Validate() error {

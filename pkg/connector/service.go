@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"slices"
 	"time"
 
@@ -87,12 +88,30 @@ func NewService(o Options) *Service {
 
 // Get returns agent's connector configuration; an agent with none yet gets
 // Config{Agent: name} (disabled). ENOTFOUND if the agent is not registered.
+//
+// The agent and its configuration are read concurrently: on Lambda a
+// request's latency is its sequential store round trips, and every
+// connector-key request asks this.
 func (s *Service) Get(ctx context.Context, agentName string) (agent.Agent, Config, error) {
-	a, err := s.agents.Get(ctx, agentName)
-	if err != nil {
+	var (
+		a       agent.Agent
+		it      store.Item
+		itErr   error
+		g, gctx = errgroup.WithContext(ctx)
+	)
+	g.Go(func() (err error) { a, err = s.agents.Get(gctx, agentName); return err })
+	g.Go(func() error {
+		if agent.ValidName(agentName) { // a name no agent may have is no key either
+			it, itErr = s.store.Get(gctx, store.ConnectorKey(agentName))
+		} else {
+			itErr = store.ErrNotFound
+		}
+		return nil // decided once the agent is known
+	})
+	if err := g.Wait(); err != nil {
 		return agent.Agent{}, Config{}, err
 	}
-	c, _, err := s.config(ctx, a, false)
+	c, _, err := s.decide(a, it, itErr, false)
 	if err != nil {
 		return agent.Agent{}, Config{}, err
 	}
@@ -105,9 +124,14 @@ func (s *Service) Get(ctx context.Context, agentName string) (agent.Agent, Confi
 // stale (deleted and registered anew since it was read): ECONFLICT when
 // strict, else fresh too.
 func (s *Service) config(ctx context.Context, a agent.Agent, strict bool) (Config, int64, error) {
+	it, err := s.store.Get(ctx, store.ConnectorKey(a.Template.Name))
+	return s.decide(a, it, err, strict)
+}
+
+// decide is config for the record it (or the error err of reading it).
+func (s *Service) decide(a agent.Agent, it store.Item, err error, strict bool) (Config, int64, error) {
 	name := a.Template.Name
 	fresh := Config{Agent: name, Generation: a.CreatedAt}
-	it, err := s.store.Get(ctx, store.ConnectorKey(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return fresh, 0, nil
 	} else if err != nil {
