@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	a2av03 "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -247,28 +246,13 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 		return nil, rpcError(ctx, err)
 	}
 	if req.Config == nil || !req.Config.ReturnImmediately {
-		wait, cancel := waitBound(ctx)
+		wait, cancel := dispatch.WaitBound(ctx)
 		defer cancel()
 		return h.svc.Settle(wait, c.agent, sent), nil
 	}
 	return sent.Answer, nil
 }
 
-// The longest a blocking send waits, and how long before the request's
-// deadline it stops waiting, to leave time to answer.
-const (
-	maxWait    = 20 * time.Second
-	waitMargin = 2 * time.Second
-)
-
-// waitBound is ctx bounded for a blocking send's wait.
-func waitBound(ctx context.Context) (context.Context, context.CancelFunc) {
-	until := time.Now().Add(maxWait)
-	if d, ok := ctx.Deadline(); ok && d.Add(-waitMargin).Before(until) {
-		until = d.Add(-waitMargin)
-	}
-	return context.WithDeadline(ctx, until)
-}
 
 func (h *handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	c := from(ctx)
