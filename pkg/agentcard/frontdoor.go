@@ -253,7 +253,6 @@ func (h *handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	return sent.Answer, nil
 }
 
-
 func (h *handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	c := from(ctx)
 	_, res, err := h.svc.Refresh(ctx, c.caller, c.agent, taskRef(c, req.ID))
