@@ -97,9 +97,15 @@ func TestEachFailureSaysWhich(t *testing.T) {
 			io.WriteString(w, "<html>maintenance</html>")
 		}},
 		{"not-json", func(w http.ResponseWriter, r *http.Request) { answerJSON(w, "<html>mislabelled</html>") }},
-		{"status", func(w http.ResponseWriter, r *http.Request) { http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError) }},
-		{"state", func(w http.ResponseWriter, r *http.Request) { answerJSON(w, `{"state":"FAILED","message":"the index is rebuilding"}`) }},
-		{"empty-answer", func(w http.ResponseWriter, r *http.Request) { answerJSON(w, `{"state":"SUCCEEDED","answer":"  ","session_id":1}`) }},
+		{"status", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
+		}},
+		{"state", func(w http.ResponseWriter, r *http.Request) {
+			answerJSON(w, `{"state":"FAILED","message":"the index is rebuilding"}`)
+		}},
+		{"empty-answer", func(w http.ResponseWriter, r *http.Request) {
+			answerJSON(w, `{"state":"SUCCEEDED","answer":"  ","session_id":1}`)
+		}},
 		{"too-large", func(w http.ResponseWriter, r *http.Request) {
 			answerJSON(w, `{"state":"SUCCEEDED","answer":"`+strings.Repeat("x", MaxResponseBytes)+`"}`)
 		}},

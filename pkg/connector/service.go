@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"golang.org/x/sync/errgroup"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agent"
@@ -94,22 +94,21 @@ func NewService(o Options) *Service {
 // connector-key request asks this.
 func (s *Service) Get(ctx context.Context, agentName string) (agent.Agent, Config, error) {
 	var (
-		a       agent.Agent
-		it      store.Item
-		itErr   error
-		g, gctx = errgroup.WithContext(ctx)
+		a     agent.Agent
+		aErr  error
+		it    store.Item
+		itErr error = store.ErrNotFound // a name no agent may have has no configuration either
+		reads sync.WaitGroup
 	)
-	g.Go(func() (err error) { a, err = s.agents.Get(gctx, agentName); return err })
-	g.Go(func() error {
-		if agent.ValidName(agentName) { // a name no agent may have is no key either
-			it, itErr = s.store.Get(gctx, store.ConnectorKey(agentName))
-		} else {
-			itErr = store.ErrNotFound
-		}
-		return nil // decided once the agent is known
-	})
-	if err := g.Wait(); err != nil {
-		return agent.Agent{}, Config{}, err
+	// Neither read cancels the other: the agent decides, and a request the
+	// store is serving is left to finish.
+	reads.Go(func() { a, aErr = s.agents.Get(ctx, agentName) })
+	if agent.ValidName(agentName) {
+		reads.Go(func() { it, itErr = s.store.Get(ctx, store.ConnectorKey(agentName)) })
+	}
+	reads.Wait()
+	if aErr != nil {
+		return agent.Agent{}, Config{}, aErr
 	}
 	c, _, err := s.decide(a, it, itErr, false)
 	if err != nil {
