@@ -126,8 +126,12 @@ func (f *fixture) agent(t *testing.T, name string) agent.Agent {
 }
 
 // The v1.0 card schema, compiled once.
-var cardSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	data, err := os.ReadFile(schemaFile)
+var cardSchema = sync.OnceValues(func() (*jsonschema.Schema, error) { return compileSchema(schemaFile, "") })
+
+// compileSchema compiles the JSON Schema in file, at the JSON pointer
+// fragment ("" for its root).
+func compileSchema(file, fragment string) (*jsonschema.Schema, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +140,12 @@ var cardSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
-	const url = "https://agentgate.test/agent-card-v1.0.schema.json"
+	url := "https://agentgate.test/" + filepath.Base(file)
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(url)
-})
+	return c.Compile(url + fragment)
+}
 
 // checkCard reports whether data is a valid A2A v1.0 card: valid against
 // the JSON Schema and, since the schema has no "required" lists, holding

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -17,20 +16,7 @@ import (
 
 // The v0.3 schema's AgentCard, compiled once.
 var cardSchemaV03 = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	data, err := os.ReadFile("testdata/a2a/a2a-v0.3.0.schema.json")
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://agentgate.test/a2a-v0.3.0.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url + "#/definitions/AgentCard")
+	return compileSchema("testdata/a2a/a2a-v0.3.0.schema.json", "#/definitions/AgentCard")
 })
 
 func checkCardV03(t *testing.T, data []byte) {
