@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentgate/agentgate/pkg/mcpschema"
 )
 
 // TestRefusalFitsEveryWorkTool: the refusal legacy.go sends when a consent
@@ -23,10 +25,10 @@ func TestRefusalFitsEveryWorkTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, schema := range map[string]*jsonschema.Schema{
-		dispatchTool:       schemaFor[DispatchOutput](),
-		askTool:            schemaFor[ChatOutput](),
-		"chat_with_<slug>": schemaFor[ChatOutput](),
-		runPlaybookTool:    schemaFor[PlaybookOutput](),
+		dispatchTool:       mcpschema.For[DispatchOutput](),
+		askTool:            mcpschema.For[ChatOutput](),
+		"chat_with_<slug>": mcpschema.For[ChatOutput](),
+		runPlaybookTool:    mcpschema.For[PlaybookOutput](),
 	} {
 		resolved, err := schema.Resolve(nil)
 		if err != nil {

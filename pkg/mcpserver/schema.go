@@ -1,56 +1,12 @@
 package mcpserver
 
 import (
-	"fmt"
-	"slices"
-
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/mcpschema"
 )
 
-// addTool registers a typed tool as mcp.AddTool does, with its input and
-// output schemas inferred from In and Out, less the "null" that inference
-// adds to the type of every pointer, slice and map: `"type": ["null",
-// "string"]` is valid JSON Schema, but clients that read tool schemas
-// through an OpenAPI-like subset (the MCP inspector's --strict, several
-// model APIs) reject a list of types. An optional field is marked by being
-// left out of "required" (omitempty, omitzero), and the tools never write
-// null, so the single type says all there is.
+// addTool registers a typed tool with single-type schemas (mcpschema).
 func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	t.InputSchema = schemaFor[In]()
-	t.OutputSchema = schemaFor[Out]()
-	mcp.AddTool(srv, t, h)
-}
-
-// schemaFor is T's inferred schema with single types. T is one of the
-// tools' own argument or result types, so a failure is a programming error
-// caught by every test that builds the server.
-func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
-	}
-	singleTypes(s)
-	return s
-}
-
-func singleTypes(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if types := slices.DeleteFunc(slices.Clone(s.Types), func(t string) bool { return t == "null" }); len(types) == 1 {
-		s.Type, s.Types = types[0], nil
-	}
-	singleTypes(s.Items)
-	singleTypes(s.AdditionalProperties)
-	for _, m := range []map[string]*jsonschema.Schema{s.Properties, s.PatternProperties, s.Defs} {
-		for _, c := range m {
-			singleTypes(c)
-		}
-	}
-	for _, l := range [][]*jsonschema.Schema{s.PrefixItems, s.AllOf, s.AnyOf, s.OneOf} {
-		for _, c := range l {
-			singleTypes(c)
-		}
-	}
+	mcpschema.AddTool(srv, t, h)
 }
