@@ -270,3 +270,19 @@ func keys(ks []types.KeySchemaElement) []string {
 	}
 	return out
 }
+
+// TestAbortedRequestsLeaveDynaliteUp: callers whose contexts end while
+// their requests are in flight (request deadlines do this) get their
+// error, and the shared dynalite, which exits when a request on a table is
+// aborted, stays up for the next caller.
+func TestAbortedRequestsLeaveDynaliteUp(t *testing.T) {
+	st := dynalite.Start(t).Store(t, time.Now)
+	for i := range 300 {
+		c, cancel := context.WithTimeout(t.Context(), time.Duration(i%7)*200*time.Microsecond)
+		st.Get(c, store.Key{PK: "P", SK: "S"})
+		cancel()
+	}
+	if _, err := st.Get(t.Context(), store.Key{PK: "P", SK: "S"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after 300 aborted requests: %v, want not found from a live dynalite", err)
+	}
+}

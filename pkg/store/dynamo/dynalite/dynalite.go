@@ -157,7 +157,7 @@ func start() (*Server, error) {
 	// then dynalite exits and another port is tried.
 	for range 3 {
 		var s *Server
-		if s, err = launch(node, cli); err == nil {
+		if s, err = launch(node, filepath.Join(root, "pkg", "store", "dynamo", "dynalite", "keepalive.cjs"), cli); err == nil {
 			s.table = table
 			return s, nil
 		}
@@ -167,13 +167,13 @@ func start() (*Server, error) {
 
 // launch starts dynalite on a free loopback port and waits until it
 // answers.
-func launch(node, cli string) (*Server, error) {
+func launch(node, keepalive, cli string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{endpoint: "http://127.0.0.1:" + port, exited: make(chan struct{})}
-	s.cmd = exec.Command(node, cli, "--host", "127.0.0.1", "--port", port,
+	s.cmd = exec.Command(node, "--require", keepalive, cli, "--host", "127.0.0.1", "--port", port,
 		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
 	s.cmd.Stdout, s.cmd.Stderr = &s.output, &s.output
 	s.cmd.SysProcAttr = procAttr()
