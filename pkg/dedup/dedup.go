@@ -119,9 +119,18 @@ const (
 func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(context.Context) (json.RawMessage, error)) (result json.RawMessage, replayed bool, err error) {
 	k := store.DedupKey(key.Scope, key.Caller, key.ID)
 	wait := firstPoll
-	for {
+	// stillRunning is the answer of a caller whose context ends while it
+	// waits for another's operation, whether that happens between two
+	// looks or during one (then the store call fails with the context).
+	stillRunning := func() error {
+		return agentgate.Wrap(agentgate.ETIMEOUT, ctx.Err(), fmt.Sprintf("a request with id %q is still in progress; retry later", key.ID))
+	}
+	for waited := false; ; waited = true {
 		claim, err := d.claim(ctx, k, digest)
 		if err != nil {
+			if waited && ctx.Err() != nil {
+				return nil, false, stillRunning()
+			}
 			return nil, false, err
 		}
 		if claim != nil {
@@ -131,6 +140,9 @@ func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(contex
 		if errors.Is(err, store.ErrNotFound) {
 			continue // released or expired since: claim it
 		} else if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, stillRunning()
+			}
 			return nil, false, err
 		}
 		if e.State == done {
@@ -153,7 +165,7 @@ func (d *Deduper) Do(ctx context.Context, key Key, digest string, fn func(contex
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false, agentgate.Wrap(agentgate.ETIMEOUT, ctx.Err(), fmt.Sprintf("a request with id %q is still in progress; retry later", key.ID))
+			return nil, false, stillRunning()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, maxPoll)
