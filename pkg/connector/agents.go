@@ -2,12 +2,14 @@ package connector
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agent"
@@ -125,6 +127,24 @@ func readTemplate(r *http.Request) (*agent.Template, error) {
 	return &t, nil
 }
 
+// alongsideTools runs read while it reads the exposed agents' tool names:
+// the two are independent, and on Lambda a request's latency is its
+// sequential store round trips. read's error comes first.
+func (h handler) alongsideTools(ctx context.Context, read func() error) (map[string]string, error) {
+	var (
+		tools    map[string]string
+		toolsErr error
+		wg       sync.WaitGroup
+	)
+	wg.Go(func() { tools, toolsErr = h.svc.Tools(ctx) })
+	err := read()
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return tools, toolsErr
+}
+
 func (h handler) register(w http.ResponseWriter, r *http.Request) {
 	t, err := readTemplate(r)
 	if err != nil {
@@ -139,12 +159,14 @@ func (h handler) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, res, err := h.svc.Register(r.Context(), principal(r).Subject, t)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	tools, err := h.svc.Tools(r.Context())
+	var (
+		a   agent.Agent
+		res agent.ImportResult
+	)
+	tools, err := h.alongsideTools(r.Context(), func() (err error) {
+		a, res, err = h.svc.Register(r.Context(), principal(r).Subject, t)
+		return err
+	})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -160,12 +182,11 @@ func (h handler) register(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) list(w http.ResponseWriter, r *http.Request) {
-	agents, err := h.svc.Owned(r.Context(), principal(r).Subject)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	tools, err := h.svc.Tools(r.Context())
+	var agents []agent.Agent
+	tools, err := h.alongsideTools(r.Context(), func() (err error) {
+		agents, err = h.svc.Owned(r.Context(), principal(r).Subject)
+		return err
+	})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -179,12 +200,11 @@ func (h handler) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) get(w http.ResponseWriter, r *http.Request) {
-	a, _, err := h.svc.Authorize(r.Context(), principal(r), r.PathValue("name"), false)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	tools, err := h.svc.Tools(r.Context())
+	var a agent.Agent
+	tools, err := h.alongsideTools(r.Context(), func() (err error) {
+		a, _, err = h.svc.Authorize(r.Context(), principal(r), r.PathValue("name"), false)
+		return err
+	})
 	if err != nil {
 		writeError(w, r, err)
 		return
