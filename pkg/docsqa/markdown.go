@@ -22,6 +22,18 @@ type passage struct {
 	heading string // the section's own heading ("" before the file's first)
 	anchor  string // the heading's GitHub anchor ("" for none)
 	text    string // the section's body, without its heading line
+	quote   string // what an answer quotes of text
+	excerpt string // what a citation shows of text: its start, as plain text
+}
+
+// newPassage is a passage of text, with what answers show of it prepared
+// once, when the index is built, not on every answer.
+func newPassage(path string, sec section, text string) passage {
+	return passage{
+		path: path, title: sec.title, heading: sec.heading, anchor: sec.anchor, text: text,
+		quote:   clipWords(text, maxQuoteChars),
+		excerpt: clipWords(plain(text), maxCitationChars),
+	}
 }
 
 // section is a heading and the lines under it, up to the next heading.
@@ -42,7 +54,7 @@ func splitMarkdown(path, src string) []passage {
 			continue
 		}
 		for _, piece := range chunk(body, maxPassageChars) {
-			out = append(out, passage{path: path, title: sec.title, heading: sec.heading, anchor: sec.anchor, text: piece})
+			out = append(out, newPassage(path, sec, piece))
 		}
 	}
 	return out
@@ -242,3 +254,24 @@ var markdownLink = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 // markdownMarks drops code and emphasis marks and turns table cell borders
 // into spaces.
 var markdownMarks = strings.NewReplacer("`", "", "**", "", "|", " ")
+
+// clipWords cuts s to about n characters, at a word boundary, marking the
+// cut with an ellipsis.
+func clipWords(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	head := s[:cut]
+	if next, _ := utf8.DecodeRuneInString(s[cut:]); !unicode.IsSpace(next) {
+		// Mid-word: back up to the last space, unless that loses over half.
+		if i := strings.LastIndexFunc(head, unicode.IsSpace); i > len(head)/2 {
+			head = head[:i]
+		}
+	}
+	return strings.TrimRightFunc(head, unicode.IsSpace) + "…"
+}

@@ -42,7 +42,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -98,7 +97,8 @@ type Options struct {
 	// URL is the file's path and anchor, "README.md#running-locally".
 	BaseURL string
 	// Random is the source of session ids. nil: crypto/rand, so ids cannot
-	// be guessed.
+	// be guessed. It is read under the service's lock, so it need not be
+	// safe for concurrent use.
 	Random io.Reader
 }
 
@@ -228,8 +228,8 @@ func (s *Service) answer(ix *index, hits []hit) Response {
 			break
 		}
 		p := ix.passages[h.passage]
-		parts = append(parts, "**"+p.title+"**\n"+clipWords(p.text, maxQuoteChars))
-		cites = append(cites, Citation{Title: p.title, URL: s.url(p), Text: clipWords(plain(p.text), maxCitationChars)})
+		parts = append(parts, "**"+p.title+"**\n"+p.quote)
+		cites = append(cites, Citation{Title: p.title, URL: s.url(p), Text: p.excerpt})
 	}
 	return Response{State: StateSucceeded, Answer: strings.Join(parts, "\n\n"), Citations: cites}
 }
@@ -324,25 +324,4 @@ func (s *Service) newID() (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("the random source gave no usable id in %d draws", newIDAttempts)
-}
-
-// clipWords cuts s to about n characters, at a word boundary, marking the
-// cut with an ellipsis.
-func clipWords(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	cut := 0
-	for range n {
-		_, size := utf8.DecodeRuneInString(s[cut:])
-		cut += size
-	}
-	head := s[:cut]
-	if next, _ := utf8.DecodeRuneInString(s[cut:]); !unicode.IsSpace(next) {
-		// Mid-word: back up to the last space, unless that loses over half.
-		if i := strings.LastIndexFunc(head, unicode.IsSpace); i > len(head)/2 {
-			head = head[:i]
-		}
-	}
-	return strings.TrimRightFunc(head, unicode.IsSpace) + "…"
 }
