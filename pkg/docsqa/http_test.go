@@ -10,16 +10,21 @@ import (
 	"testing"
 )
 
-// post sends body to s with contentType ("": none) and returns the
-// recorded answer.
-func post(s http.Handler, contentType, body string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+// serve sends body to s with method and contentType ("": none) and returns
+// the recorded answer.
+func serve(s http.Handler, method, contentType, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, "/", strings.NewReader(body))
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
 	return rec
+}
+
+// post is serve with POST, as the contract's client sends.
+func post(s http.Handler, contentType, body string) *httptest.ResponseRecorder {
+	return serve(s, http.MethodPost, contentType, body)
 }
 
 // decodeJSON reads a JSON answer into v, requiring the JSON content type.
@@ -60,12 +65,7 @@ func TestHandlerRefusesBadRequestsWithJSONErrors(t *testing.T) {
 		{"over-long question", http.MethodPost, "", `{"question":"` + strings.Repeat("a", MaxQuestionChars+1) + `"}`, http.StatusBadRequest, "4001 characters, over the limit of 4000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, "/", strings.NewReader(tc.body))
-			if tc.contentType != "" {
-				req.Header.Set("Content-Type", tc.contentType)
-			}
-			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, req)
+			rec := serve(s, tc.method, tc.contentType, tc.body)
 			if rec.Code != tc.status {
 				t.Errorf("status %d, want %d", rec.Code, tc.status)
 			}
