@@ -156,3 +156,14 @@ func BenchmarkAsk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFirstAsk is a new service's first question over the real docs:
+// what a cold start pays, the index built on the way.
+func BenchmarkFirstAsk(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := realDocs().Ask("How do I create an API key?", ""); r.State != docsqa.StateSucceeded {
+			b.Fatal(r)
+		}
+	}
+}
