@@ -132,7 +132,7 @@ func TestMCPDispatchUnderLambda(t *testing.T) {
 			})
 
 			_, names := apptest.ToolNames(t, cs)
-			if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
+			if want := []string{"ask_docs", "dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
 				t.Errorf("tools %v, want %v", names, want)
 			}
 

@@ -30,6 +30,8 @@ type command struct {
 	// flags defines the command's own flags, beside the store flags every
 	// command takes.
 	flags func(*pflag.FlagSet)
+	// storeless commands use no store, and take no store flags.
+	storeless bool
 	// busy says what to do instead when the embedded store's file is held
 	// by another process, which is `agentgate serve` more often than not.
 	busy string
@@ -185,7 +187,9 @@ func (c *command) flagSet(getenv func(string) string) (*pflag.FlagSet, *app.Conf
 	if c.flags != nil {
 		c.flags(fs)
 	}
-	storeFlags(fs, &cfg)
+	if !c.storeless {
+		storeFlags(fs, &cfg)
+	}
 	fs.BoolP("help", "h", false, "show this help")
 	return fs, &cfg, err
 }

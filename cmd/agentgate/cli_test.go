@@ -23,7 +23,7 @@ func agentgate(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // helpCommands is every command and subcommand, as typed.
 var helpCommands = []string{
-	"", "serve",
+	"", "serve", "ask-mcp",
 	"keys", "keys create", "keys list", "keys revoke",
 	"agents", "agents import", "agents list", "agents status",
 }

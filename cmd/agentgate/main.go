@@ -49,6 +49,19 @@ read from the environment as the deployed functions read them (see README.md).`,
 			run:  serve,
 		},
 		{
+			name: "ask-mcp", synopsis: "[flags]",
+			about: "serve the docs MCP server (ask_docs, get_agent_requirements) on stdin and stdout, for MCP clients that start a process",
+			more: `Logs go to stderr; stdout carries MCP messages only. Without --endpoint (ASK_ENDPOINT)
+ask_docs answers from the docs built into this binary, offline. Example:
+  claude mcp add agentgate-docs -- agentgate ask-mcp`,
+			storeless: true,
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("endpoint", "", "docs Q&A endpoint to proxy (ASK_ENDPOINT); default: the built-in docs Q&A")
+				fs.String("guide-url", "", "agent-compatibility guide get_agent_requirements fetches (ASK_GUIDE_URL)")
+			},
+			run: askMCP,
+		},
+		{
 			name: "keys", about: "manage API keys in the local store or a deployed table",
 			subs: []*command{
 				{

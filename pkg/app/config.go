@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentgate/agentgate/pkg/askproxy"
 	"github.com/agentgate/agentgate/pkg/auth"
 	"github.com/agentgate/agentgate/pkg/logging"
 	"github.com/agentgate/agentgate/pkg/mcpserver"
@@ -116,6 +117,11 @@ type Config struct {
 	// SystemAgent names the agent that can never be exposed as an MCP
 	// tool (SYSTEM_AGENT); none when unset.
 	SystemAgent string
+
+	// Ask configures ask_docs and get_agent_requirements (ASK_ENDPOINT,
+	// ASK_TIMEOUT, ASK_GUIDE_URL, ASK_MAX_CONCURRENT), in the askproxy
+	// function and the MCP server alike.
+	Ask askproxy.Config
 }
 
 // DefaultTable is the table name used with a DynamoDB endpoint and no
@@ -149,22 +155,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.DataPath = DefaultDataPath
 	}
 	var errs []error
-	if v := getenv("MAX_BODY_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err == nil && n <= 0 {
-			err = errors.New("must be positive")
-		}
-		errs = append(errs, named("MAX_BODY_BYTES", err))
-		c.MaxBody = n
-	}
-	if v := getenv("REQUEST_TIMEOUT"); v != "" {
+	readVar(getenv, "MAX_BODY_BYTES", &c.MaxBody, &errs, positive(func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }))
+	readVar(getenv, "REQUEST_TIMEOUT", &c.Timeout, &errs, func(v string) (time.Duration, error) {
 		d, err := time.ParseDuration(v)
 		if err == nil && (d <= 0 || d >= 29*time.Second) {
 			err = errors.New("must be above 0 and below API Gateway's 29 s")
 		}
-		errs = append(errs, named("REQUEST_TIMEOUT", err))
-		c.Timeout = d
-	}
+		return d, err
+	})
 	if c.JWTSecret != "" && len(c.JWTSecret) < auth.MinSecretLen {
 		errs = append(errs, fmt.Errorf("A2A_JWT_SECRET: must be at least %d bytes", auth.MinSecretLen))
 	}
@@ -186,6 +184,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		p, err := AgentNetwork(v)
 		errs = append(errs, named("AGENT_NETWORK", err))
 		c.AgentNetwork = p
+	}
+	c.Ask.Endpoint, c.Ask.GuideURL = strings.TrimSpace(getenv("ASK_ENDPOINT")), strings.TrimSpace(getenv("ASK_GUIDE_URL"))
+	readVar(getenv, "ASK_TIMEOUT", &c.Ask.Timeout, &errs, positive(time.ParseDuration))
+	readVar(getenv, "ASK_MAX_CONCURRENT", &c.Ask.MaxConcurrent, &errs, positive(strconv.Atoi))
+	if err := askproxy.CheckConfig(c.Ask); err != nil {
+		errs = append(errs, err)
 	}
 	c.AuthorizationServers = commaList(getenv("MCP_AUTHORIZATION_SERVERS"))
 	c.AdminSubjects = commaList(getenv("ADMIN_SUBJECTS"))
@@ -246,6 +250,29 @@ func AgentNetwork(name string) (netguard.Policy, error) {
 		return netguard.Policy{AllowPrivate: true, AllowLoopback: true}, nil
 	}
 	return netguard.Policy{}, fmt.Errorf("%q is not one of public, vpc, local", name)
+}
+
+// readVar parses the variable name into dst, if it is set; a value that
+// does not parse is an error naming the variable.
+func readVar[T any](getenv func(string) string, name string, dst *T, errs *[]error, parse func(string) (T, error)) {
+	v := getenv(name)
+	if v == "" {
+		return
+	}
+	got, err := parse(v)
+	*errs = append(*errs, named(name, err))
+	*dst = got
+}
+
+// positive refuses what parse returns if it is not above zero.
+func positive[T int | int64 | time.Duration](parse func(string) (T, error)) func(string) (T, error) {
+	return func(v string) (T, error) {
+		n, err := parse(v)
+		if err == nil && n <= 0 {
+			err = errors.New("must be positive")
+		}
+		return n, err
+	}
 }
 
 func named(name string, err error) error {

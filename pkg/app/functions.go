@@ -38,6 +38,9 @@ type Deps struct {
 	// and keys, MCP exposure, the MCP URL setting.
 	Connector *connector.Service
 	MCP       *mcpserver.Server // nil unless the MCP server is enabled
+	// Ask is ask_docs' upstream and the built-in docs Q&A, shared by the
+	// askproxy function and the MCP server.
+	Ask *askproxy.Service
 }
 
 // NewDeps builds the services every function shares on st.
@@ -48,6 +51,9 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 	now := cfg.Clock
 	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, now), Limiter: ratelimit.New(st, now),
 		Agents: NewRegistry(cfg, st)}
+	askCfg := cfg.Ask
+	askCfg.Now = now
+	d.Ask = askproxy.New(askCfg)
 	d.Dispatch = &dispatch.Service{
 		Agents: d.Agents,
 		// Every connection to an agent is checked again at dial time, so
@@ -91,8 +97,8 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 		}
 		m, err := mcpserver.New(mcpserver.Options{
 			Dispatch: d.Dispatch, Store: st, ConsentSecret: secret, RequireConsent: cfg.RequireConsent,
-			Connectors: d.Connector,
-			Tools:      cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
+			Connectors: d.Connector, Ask: d.Ask.Asker(),
+			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
 		})
 		if err != nil {
 			return Deps{}, err
@@ -105,7 +111,7 @@ func NewDeps(cfg Config, st store.Store) (Deps, error) {
 // ReservedTools are the MCP tool names no exposed agent's chat_with_ tool
 // may take: the MCP server's built-in tools and the connector-scope ones.
 func ReservedTools() []string {
-	return append(slices.Clone(mcpserver.ToolNames), "list_playbooks", "run_playbook", "ask")
+	return slices.Clone(mcpserver.ToolNames)
 }
 
 // NewRegistry returns the agent registry on st, which refuses agent
@@ -126,11 +132,14 @@ type Function struct {
 	// resourceMetadata, if set, names the protected-resource metadata a
 	// 401 points to ("" when the function advertises none).
 	resourceMetadata func(d Deps, r *http.Request) string
+	// asks says the function serves ask_docs, whose upstream it announces
+	// at start (askproxy.Service.Announce).
+	asks bool
 }
 
 // Functions lists every function, in the order `agentgate serve` prints them.
 var Functions = []Function{
-	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp",
+	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp", asks: true,
 		routes: func(h http.Handler, d Deps) []web.Route {
 			var endpoint http.Handler = web.NotImplemented("the MCP endpoint")
 			if d.MCP != nil {
@@ -154,8 +163,14 @@ var Functions = []Function{
 		}},
 	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector",
 		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys, d.Connector, d.Dispatch) }},
-	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy",
-		routes: func(h http.Handler, _ Deps) []web.Route { return askproxy.Routes(h) }},
+	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy", asks: true,
+		routes: func(h http.Handler, d Deps) []web.Route {
+			ask := d.Ask
+			if ask == nil { // a Deps made only to list routes
+				ask = askproxy.New(d.Config.Ask)
+			}
+			return askproxy.Routes(h, ask, Version)
+		}},
 }
 
 // mcpMetadata is the MCP endpoint's protected-resource metadata.

@@ -173,15 +173,21 @@ func TestLoopbackOriginsUnderServe(t *testing.T) {
 }
 
 // TestAskProxyMCPRouteChecksOrigin: the askproxy's /ask/mcp is an MCP
-// route too: a foreign Origin is refused there before the route's own 501.
+// route too: a foreign Origin is refused there before the MCP server; without
+// one, a stateless tools/list is answered with both docs tools, and the
+// stream and session methods a stateless server does not have are 405.
 func TestAskProxyMCPRouteChecksOrigin(t *testing.T) {
 	base := apptest.New(t, "embedded", nil).Serve()
 	for _, method := range []string{"POST", "GET", "DELETE"} {
 		if got := send(t, method, base+"/ask/mcp", browser{origin: "http://evil.example"}, nil, toolsList); got.status != http.StatusForbidden || got.code != -32000 {
 			t.Errorf("%s /ask/mcp from http://evil.example: %+v, want 403 with a JSON-RPC error", method, got)
 		}
-		if got := send(t, method, base+"/ask/mcp", browser{}, nil, toolsList); got.status != http.StatusNotImplemented {
-			t.Errorf("%s /ask/mcp without Origin: %+v, want the route's 501", method, got)
+		want := http.StatusMethodNotAllowed
+		if method == "POST" {
+			want = http.StatusOK
+		}
+		if got := send(t, method, base+"/ask/mcp", browser{}, nil, toolsList); got.status != want {
+			t.Errorf("%s /ask/mcp without Origin: %+v, want %d", method, got, want)
 		}
 	}
 }

@@ -52,6 +52,9 @@ func FunctionHandler(ctx context.Context, name string, cfg Config) (http.Handler
 	if err != nil {
 		return nil, err
 	}
+	if fn.asks {
+		d.Ask.Announce(ctx)
+	}
 	return Handler(d, fn), nil
 }
 

@@ -54,6 +54,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, 
 	if err != nil {
 		return err
 	}
+	d.Ask.Announce(ctx)
 	// A request ends at its deadline (REQUEST_TIMEOUT), which bounds
 	// reading its body too; these bound the rest of a connection's life, a
 	// little past it: a client slow to send its headers, a body read
@@ -68,7 +69,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config, opts ServeOptions, 
 		IdleTimeout:       2 * time.Minute,
 	}
 	base := "http://" + ln.Addr().String()
-	printBanner(out, base, cfg)
+	printBanner(out, base, d)
 	for _, n := range opts.Notes {
 		fmt.Fprintln(out, n)
 	}
@@ -126,7 +127,8 @@ func ensureLocalKey(ctx context.Context, d Deps, out io.Writer) error {
 	return nil
 }
 
-func printBanner(out io.Writer, base string, cfg Config) {
+func printBanner(out io.Writer, base string, d Deps) {
+	cfg := d.Config
 	where := "embedded store " + cfg.DataPath
 	if cfg.UsesDynamoDB() {
 		where = "DynamoDB table " + cfg.TableName
@@ -141,7 +143,7 @@ func printBanner(out io.Writer, base string, cfg Config) {
 	fmt.Fprintf(out, "agentgate %s serving on %s (%s; %s)\n", Version, base, where, mcp)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, f := range Functions {
-		for i, r := range f.Routes(Deps{Config: cfg}) {
+		for i, r := range f.Routes(d) {
 			name := ""
 			if i == 0 {
 				name = f.Name

@@ -30,6 +30,13 @@ const (
 	// DefaultTimeout is below API Gateway's 30 s, so a slow upstream is the
 	// tool's clear error, not the gateway's 504.
 	DefaultTimeout = 25 * time.Second
+	// MaxTimeout is the longest ASK_TIMEOUT: API Gateway ends a request at
+	// 30 s whatever the function is doing.
+	MaxTimeout = 28 * time.Second
+	// answerMargin is kept before the request's own deadline, so that an
+	// upstream that runs out the clock is the tool's clear error, written
+	// in time, rather than the chain's 504.
+	answerMargin = time.Second
 	// MaxResponseBytes bounds what is read of an upstream answer.
 	MaxResponseBytes = 1 << 20
 	// MaxAnswerChars caps the answer handed to the MCP client.
@@ -101,10 +108,7 @@ func (c *Client) Ask(ctx context.Context, question, sessionID string) (Answer, e
 	if err := CheckQuestion(question); err != nil {
 		return Answer{}, err
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := c.wait(ctx)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, err := requestBody(question, sessionID)
@@ -148,6 +152,21 @@ func (c *Client) Ask(ctx context.Context, question, sessionID string) (Answer, e
 	}
 	a.ContextLost = sessionID != "" && a.SessionID != sessionID
 	return a, nil
+}
+
+// wait is how long one call may take: the client's timeout, or less if
+// the request must end sooner.
+func (c *Client) wait(ctx context.Context) time.Duration {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline) - answerMargin; left < timeout {
+			timeout = max(left, 0).Truncate(100 * time.Millisecond)
+		}
+	}
+	return timeout
 }
 
 // requestBody is the upstream request, with the session id sent as the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -168,4 +169,28 @@ func FuzzParseAnswer(f *testing.F) {
 			t.Errorf("error %v is not an UpstreamError", err)
 		}
 	})
+}
+
+// TestRequestDeadlineBoundsTheCall: when the request must end before the
+// client's own timeout, the upstream call ends a margin before the request
+// does, so the tool's timeout error is written in time (not the chain's
+// 504), and says how long it waited.
+func TestRequestDeadlineBoundsTheCall(t *testing.T) {
+	// The handler never answers; it ends when the test does (a handler
+	// that has not read the body is not told the client left).
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-done }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+	ctx, cancel := context.WithTimeout(t.Context(), answerMargin+500*time.Millisecond)
+	defer cancel()
+	c := &Client{Endpoint: srv.URL, Timeout: DefaultTimeout}
+	_, err := c.Ask(ctx, "slow?", "")
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != "timeout" || !regexp.MustCompile(`within [1-5]00ms$`).MatchString(ue.Detail) {
+		t.Fatalf("error %v, want a timeout after at most 500ms", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("the call ran to the request's deadline, leaving no time to answer")
+	}
 }

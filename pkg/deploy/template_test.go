@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -511,6 +512,31 @@ func TestAllowedOrigins(t *testing.T) {
 		p, isParam := tpl.Parameters[fmt.Sprint(arg)]
 		if name != "Ref" || !isParam || p.Default != "" || p.AllowedPattern == nil {
 			t.Errorf("%s serves MCP routes: ALLOWED_ORIGINS = %s, want a Ref to a parameter with Default \"\" and an AllowedPattern", f.LogicalID, show(v))
+		}
+	}
+}
+
+// TestPublicRoutesAreThrottled: every public route that spends a rate-limit
+// budget and takes a body (askproxy's MCP endpoint and docs Q&A) has a
+// route throttle of its own in the API, for all callers together, besides
+// the per-IP limit of the chain.
+func TestPublicRoutesAreThrottled(t *testing.T) {
+	for _, f := range app.Functions {
+		fn := function(t, f)
+		for _, r := range f.Routes(app.Deps{Config: app.Config{MCPEnabled: true}}) {
+			if !r.Public || r.Class == "" || r.Method != http.MethodPost {
+				continue
+			}
+			var settings *serverless.Function_RouteSettings
+			for _, ev := range fn.Events {
+				if api := ev.Properties.HttpApiEvent; api != nil && str(api.Path) == r.APIGatewayPath() && strings.EqualFold(str(api.Method), r.Method) {
+					settings = api.RouteSettings
+				}
+			}
+			if settings == nil || settings.ThrottlingRateLimit == nil || settings.ThrottlingBurstLimit == nil ||
+				*settings.ThrottlingRateLimit <= 0 || *settings.ThrottlingBurstLimit <= 0 {
+				t.Errorf("%s %s %s: public and paid for, but has no route throttle (RouteSettings) in template.yaml", f.LogicalID, r.Method, r.Path)
+			}
 		}
 	}
 }

@@ -92,7 +92,7 @@ func TestGoClientSession(t *testing.T) {
 				}
 
 				tools, names := toolNames(t, cs)
-				if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
+				if want := []string{"ask_docs", "dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(names, want) {
 					t.Errorf("tools %v, want %v", names, want)
 				}
 				for _, tool := range tools.Tools {

@@ -21,7 +21,7 @@ func TestSchemasHaveSingleTypes(t *testing.T) {
 	s := apptest.New(t, "embedded", map[string]string{"REQUIRE_DISPATCH_CONSENT": "false"})
 	cs := client(t, s.Serve(), s.Key("alice", agentgate.ScopeUser), mcpserver.Version20260728, nil, nil)
 	tools, names := toolNames(t, cs)
-	if len(names) != 4 {
+	if len(names) != len(mcpserver.UserToolNames) {
 		t.Fatalf("tools %v", names)
 	}
 	for _, tool := range tools.Tools {

@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/askproxy"
 	"github.com/agentgate/agentgate/pkg/connector"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/store"
@@ -53,7 +54,7 @@ var ProtocolVersions = []string{Version20260728, Version20251125, "2025-06-18", 
 // The tools of each principal scope: a user's, besides one chat_with_<slug>
 // per exposed agent (ExposedTools), and a connector key's.
 var (
-	UserToolNames      = []string{dispatchTool, listExecutionsTool, executionResultTool, activityTool}
+	UserToolNames      = []string{dispatchTool, listExecutionsTool, executionResultTool, activityTool, askproxy.AskDocsTool}
 	ConnectorToolNames = []string{listPlaybooksTool, runPlaybookTool, askTool}
 )
 
@@ -78,6 +79,9 @@ type Options struct {
 	// exposure set. nil: connector keys are refused, and nothing is
 	// exposed.
 	Connectors *connector.Service
+	// Ask answers ask_docs, the docs Q&A tool the askproxy function serves
+	// too; nil leaves the tool out.
+	Ask askproxy.Asker
 	// ConsentSecret signs consent state (at least MinConsentSecret bytes).
 	ConsentSecret []byte
 	// RequireConsent gates every dispatch on a human's yes. Only trusted,

@@ -34,7 +34,7 @@ func TestOlderSessionVersions(t *testing.T) {
 			if got := cs.InitializeResult().ProtocolVersion; got != tc.version {
 				t.Fatalf("negotiated %s", got)
 			}
-			if tools, err := cs.ListTools(t.Context(), nil); err != nil || len(tools.Tools) != 4 {
+			if tools, err := cs.ListTools(t.Context(), nil); err != nil || len(tools.Tools) != len(mcpserver.UserToolNames) {
 				t.Fatalf("tools: %v", err)
 			}
 			out, _ := dispatch(t, cs, map[string]any{"agentId": s.AgentID, "instruction": "echo " + tc.version})
@@ -90,7 +90,8 @@ func TestSessionAcrossInstances(t *testing.T) {
 	}
 }
 
-// TestAllowLists: what is not allowed is not registered, not listed and
+// TestAllowLists: what is not allowed (here ask_docs and dispatch_task among
+// the tools) is not registered, not listed and
 // its capability not advertised.
 func TestAllowLists(t *testing.T) {
 	s := apptest.New(t, "embedded", map[string]string{

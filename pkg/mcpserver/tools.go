@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/askproxy"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/execution"
 )
@@ -31,7 +32,7 @@ func ptr[T any](v T) *T { return &v }
 
 // tools are a user's tools (the connector's are playbookTools).
 func (s *Server) tools() []toolDef {
-	return []toolDef{
+	tools := []toolDef{
 		{dispatchTool, func(srv *mcp.Server) {
 			addTool(srv, &mcp.Tool{
 				Name:  dispatchTool,
@@ -70,6 +71,11 @@ func (s *Server) tools() []toolDef {
 			}, s.activity)
 		}},
 	}
+	if s.opts.Ask != nil {
+		// The askproxy function's own ask_docs: same schema, same client.
+		tools = append(tools, toolDef{askproxy.AskDocsTool, func(srv *mcp.Server) { askproxy.AddAskDocs(srv, s.opts.Ask) }})
+	}
+	return tools
 }
 
 // ExecutionView is a task as the tools show it.

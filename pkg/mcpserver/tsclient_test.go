@@ -1,11 +1,7 @@
 package mcpserver_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +10,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/app/apptest"
 	"github.com/agentgate/agentgate/pkg/mcpserver"
+	"github.com/agentgate/agentgate/pkg/nodetest"
 )
 
 // tsResult is what testdata/tsclient.mjs prints.
@@ -46,34 +43,10 @@ func runTSClient(t *testing.T, url, token, agentID, consent string) tsResult {
 	return res
 }
 
-// runNode runs testdata/script with node and the environment env, and
-// decodes the one line of JSON it prints into v. With CI=true a missing
-// node or SDK fails the test; elsewhere it skips it.
+// runNode runs testdata/script with node (nodetest.RunJSON).
 func runNode(t *testing.T, script string, v any, env ...string) {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil || serr != nil {
-		msg := "node or @modelcontextprotocol/sdk is missing; run make deps"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("pkg", "mcpserver", "testdata", script))
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout: %s\nstderr: %s", script, err, stdout.String(), stderr.String())
-	}
-	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
-		t.Fatalf("%s printed %q: %v\nstderr: %s", script, stdout.String(), err, stderr.String())
-	}
+	nodetest.RunJSON(t, filepath.Join("pkg", "mcpserver", "testdata", script), v, env...)
 }
 
 // TestTypeScriptClient: the official TypeScript SDK client (which speaks
@@ -91,7 +64,7 @@ func TestTypeScriptClient(t *testing.T) {
 				t.Errorf("protocol %q, session %q: want a 2025-11-25 session", res.ProtocolVersion, res.SessionID)
 			}
 			slices.Sort(res.Tools)
-			if want := []string{"dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(res.Tools, want) {
+			if want := []string{"ask_docs", "dispatch_task", "get_agent_activity_summary", "get_execution_result", "list_recent_executions"}; !slices.Equal(res.Tools, want) {
 				t.Errorf("tools %v", res.Tools)
 			}
 			if !slices.Equal(res.Resources, []string{"agentgate://agents"}) || !slices.Equal(res.ResourceTemplates, []string{"agentgate://agents/{agentId}/status"}) ||
