@@ -3,12 +3,12 @@ package askproxy
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/mcphttp"
 	"github.com/agentgate/agentgate/pkg/mcpschema"
 )
 
@@ -80,10 +80,12 @@ func AddAskDocs(srv *mcp.Server, asker Asker) {
 func ptr[T any](v T) *T { return &v }
 
 // Handler serves srv over Streamable HTTP without sessions, for every
-// protocol version: any instance answers any request.
+// protocol version: any instance answers any request. Each message is
+// checked, and the SDK's refusals reworded, as on agentgate's main MCP
+// endpoint (mcphttp.Stateless).
 func Handler(srv *mcp.Server) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return mcphttp.Stateless{SDK: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+		Logger: slog.New(slog.DiscardHandler),
+	})}
 }

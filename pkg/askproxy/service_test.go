@@ -2,6 +2,8 @@ package askproxy
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -136,4 +138,62 @@ func runTSAsk(t *testing.T, env ...string) {
 // unrepresentable integer, comes back byte-exact in the follow-up.
 func TestTypeScriptClientAsks(t *testing.T) {
 	runTSAsk(t, "MCP_URL="+builtin(t))
+}
+
+// TestBadRequestsAreAnsweredClearly: /ask/mcp refuses what it cannot read
+// as agentgate's main MCP endpoint does, with an HTTP status and a JSON-RPC
+// error in agentgate's words, never the SDK's Go-typed ones; an argument
+// the tool's schema refuses is a tool error that names it.
+func TestBadRequestsAreAnsweredClearly(t *testing.T) {
+	url := builtin(t)
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		code                    int
+		says                    string
+	}{
+		{"not JSON", "application/json", `{bad`, 400, -32700, "not valid JSON"},
+		{"not JSON-RPC", "application/json", `{"hello":1}`, 400, -32600, ""},
+		{"arguments not an object", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_docs","arguments":[]}}`, 400, -32602, "params.arguments must be a JSON object"},
+		{"params of the wrong shape", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, 400, -32602, "params"},
+		{"not declared JSON", "text/plain", `{}`, 415, -32600, "Content-Type must be application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", tc.contentType)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var answer struct {
+				Error struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			data, _ := io.ReadAll(resp.Body)
+			if err := json.Unmarshal(data, &answer); err != nil || resp.StatusCode != tc.status || answer.Error.Code != tc.code ||
+				!strings.Contains(answer.Error.Message, tc.says) || strings.Contains(answer.Error.Message, "Go struct") {
+				t.Errorf("%d %s, want %d with JSON-RPC error %d saying %q", resp.StatusCode, data, tc.status, tc.code, tc.says)
+			}
+		})
+	}
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for args, says := range map[string]string{`{}`: `missing properties: ["question"]`, `{"question":5}`: "question", `{"question":"  "}`: "question: required"} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: AskDocsTool, Arguments: m})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, says) {
+			t.Errorf("arguments %s: %v %+v, want a tool error saying %q", args, err, res, says)
+		}
+	}
 }

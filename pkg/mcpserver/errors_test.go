@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/app/apptest"
+	"github.com/agentgate/agentgate/pkg/mcphttp"
 	"github.com/agentgate/agentgate/pkg/mcpserver"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
@@ -186,11 +187,11 @@ func TestWhatASessionKeepsIsCapped(t *testing.T) {
 	for name, tc := range map[string]struct{ params, want string }{
 		// Under experimental, which a session keeps (unknown members it drops).
 		"capabilities": {`"protocolVersion":"2025-11-25","clientInfo":{"name":"wire","version":"1"},"capabilities":{"experimental":{"x":{"y":"` + huge + `"}}}`,
-			fmt.Sprintf("over the limit of %d", mcpserver.MaxCapabilitiesBytes)},
+			fmt.Sprintf("over the limit of %d", mcphttp.MaxCapabilitiesBytes)},
 		"client info": {`"protocolVersion":"2025-11-25","clientInfo":{"name":"` + huge[:20<<10] + `","version":"1"},"capabilities":{}`,
-			fmt.Sprintf("params.clientInfo is %d bytes, over the limit of %d", 20<<10+len(`{"name":"","version":"1"}`), mcpserver.MaxClientInfoBytes)},
+			fmt.Sprintf("params.clientInfo is %d bytes, over the limit of %d", 20<<10+len(`{"name":"","version":"1"}`), mcphttp.MaxClientInfoBytes)},
 		"_meta": {`"protocolVersion":"2025-11-25","clientInfo":{"name":"wire","version":"1"},"capabilities":{},"_meta":{"x":"` + huge[:100<<10] + `"}`,
-			fmt.Sprintf("params._meta is %d bytes, over the limit of %d", 100<<10+len(`{"x":""}`), mcpserver.MaxMetaBytes)},
+			fmt.Sprintf("params._meta is %d bytes, over the limit of %d", 100<<10+len(`{"x":""}`), mcphttp.MaxMetaBytes)},
 	} {
 		t.Run("initialize with oversized "+name, func(t *testing.T) {
 			r := c.call(v, "", "7", "initialize", tc.params, "")

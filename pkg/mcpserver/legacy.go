@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/mcphttp"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
@@ -92,13 +93,13 @@ func (l *legacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
-	checked, body, ok := readMessage(w, r)
+	checked, body, ok := mcphttp.ReadMessage(w, r)
 	if !ok {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		// readMessage took it, the SDK's decoder does not (a response
+		// ReadMessage took it, the SDK's decoder does not (a response
 		// whose error is not an error object, say).
 		web.WriteRPCFailure(w, r, checked.ID, agentgate.Wrap(agentgate.EINVALID, err, "the body is not a JSON-RPC message agentgate can read"))
 		return
@@ -143,11 +144,11 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		return
 	}
 	if resp.Error != nil {
-		rewordSDKError(ctx, req.Method, resp)
+		mcphttp.RewordSDKError(ctx, req.Method, resp)
 		writeMessage(w, http.StatusOK, resp)
 		return
 	}
-	// checkParams has decoded these params already, and capped what is kept.
+	// mcphttp.ReadMessage has decoded these params already, and capped what is kept.
 	var params mcp.InitializeParams
 	var result mcp.InitializeResult
 	if err := json.Unmarshal(req.Params, &params); err != nil {
@@ -293,10 +294,10 @@ func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess s
 		l.elicit(w, r, sid, m, requests, state)
 		return
 	}
-	rewordSDKError(ctx, m.Method, resp)
+	mcphttp.RewordSDKError(ctx, m.Method, resp)
 	force := false
 	if m.Method == "logging/setLevel" && resp.Error == nil {
-		// checkParams has made sure the level is one of the spec's.
+		// mcphttp.ReadMessage has made sure the level is one of the spec's.
 		var params mcp.SetLoggingLevelParams
 		if json.Unmarshal(m.Params, &params) == nil {
 			sess.State.LogLevel, force = params.Level, true
@@ -407,7 +408,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	} else if requests, _ := rec.recorded(); requests != nil {
 		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool asked for input again"}}
 	}
-	rewordSDKError(ctx, retry.Method, resp)
+	mcphttp.RewordSDKError(ctx, retry.Method, resp)
 	event, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
 		web.WriteRPCFailure(w, r, nil, err)

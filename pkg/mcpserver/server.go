@@ -17,7 +17,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +36,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/askproxy"
 	"github.com/agentgate/agentgate/pkg/connector"
 	"github.com/agentgate/agentgate/pkg/dispatch"
+	"github.com/agentgate/agentgate/pkg/mcphttp"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
@@ -119,7 +119,7 @@ type Server struct {
 	connectorServer *mcp.Server
 	usersMu         sync.Mutex
 	users           map[string]*mcp.Server // by exposureSet.key
-	stateless       http.Handler
+	stateless       mcphttp.Stateless
 	legacy          *legacy
 }
 
@@ -158,16 +158,19 @@ func New(opts Options) (*Server, error) {
 		s.exposure.read = opts.Connectors.Exposed
 	}
 	s.connectorServer = s.buildConnector()
-	s.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		srv, _ := s.server(r) // serveStateless has waited for it
-		return srv
-	}, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
-		Logger:       quiet,
-		// The chain caps bodies already.
-		MaxRequestBodyBytes: -1,
-	})
+	s.stateless = mcphttp.Stateless{
+		SDK: mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+			srv, _ := s.server(r) // Before has waited for it
+			return srv
+		}, &mcp.StreamableHTTPOptions{
+			Stateless:    true,
+			JSONResponse: true,
+			Logger:       quiet,
+			// The chain caps bodies already.
+			MaxRequestBodyBytes: -1,
+		}),
+		Before: func(r *http.Request) error { _, err := s.server(r); return err },
+	}
 	ttl := opts.SessionTTL
 	if ttl == 0 {
 		ttl = DefaultSessionTTL
@@ -190,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = s.begin(r)
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); r.Method == http.MethodPost && v >= Version20260728 {
-		s.serveStateless(w, r)
+		s.stateless.ServeHTTP(w, r)
 		return
 	}
 	if r.Method != http.MethodPost && principal(r.Context()).Scope == agentgate.ScopeConnector {
@@ -200,30 +203,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.legacy.ServeHTTP(w, r)
-}
-
-// serveStateless hands a message that readMessage has checked to the SDK's
-// stateless handler, and answers the SDK's own refusals as agentgate does
-// (sdkErrors).
-func (s *Server) serveStateless(w http.ResponseWriter, r *http.Request) {
-	msg, body, ok := readMessage(w, r)
-	if !ok {
-		return
-	}
-	if _, err := s.server(r); err != nil {
-		web.WriteRPCFailure(w, r, msg.ID, err)
-		return
-	}
-	if r.Header.Get("Content-Type") == "" {
-		// agentgate reads an undeclared body as JSON (web.RequireJSON);
-		// the SDK insists on the header.
-		r = r.Clone(r.Context())
-		r.Header.Set("Content-Type", "application/json")
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	sw := &sdkErrors{ResponseWriter: w}
-	s.stateless.ServeHTTP(sw, r)
-	sw.finish(r, msg)
 }
 
 // allowed reports whether an allow-list (nil: everything) allows name.

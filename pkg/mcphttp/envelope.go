@@ -1,4 +1,9 @@
-package mcpserver
+// Package mcphttp is what agentgate puts between an MCP client and the go-sdk's
+// Streamable HTTP handling, for every MCP endpoint it serves (/mcp, both
+// generations, and the public /ask/mcp): each POSTed message is read and
+// checked before the SDK sees it, and the SDK's own refusals are answered in
+// agentgate's words, as JSON-RPC errors.
+package mcphttp
 
 import (
 	"bytes"
@@ -6,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -19,7 +25,7 @@ import (
 )
 
 // Every POST to the endpoint, of either generation, is read and checked
-// here before the SDK sees it (readMessage): the SDK would answer a bad
+// here before the SDK sees it (ReadMessage): the SDK would answer a bad
 // body, id or params with Go's own words (type names, "Go struct field"),
 // turn an id beyond 2^53 into another, and, on a legacy session, store
 // whatever initialize or logging/setLevel brought until the table refused
@@ -66,10 +72,10 @@ var paramTypes = map[string]func() mcp.Params{
 	"notifications/roots/list_changed": func() mcp.Params { return new(mcp.RootsListChangedParams) },
 }
 
-// readMessage reads a POSTed message (web.ReadBody), checks its envelope
+// ReadMessage reads a POSTed message (web.ReadBody), checks its envelope
 // (web.ParseRPC) and params (checkParams), and answers any problem itself,
 // returning false.
-func readMessage(w http.ResponseWriter, r *http.Request) (web.RPCMessage, []byte, bool) {
+func ReadMessage(w http.ResponseWriter, r *http.Request) (web.RPCMessage, []byte, bool) {
 	body, err := web.ReadBody(r)
 	if err != nil {
 		web.WriteRPCFailure(w, r, nil, err)
@@ -148,8 +154,8 @@ func sdkMessage(ctx context.Context, method, message string) string {
 	return fmt.Sprintf("invalid params for %.64s", method)
 }
 
-// rewordSDKError applies sdkMessage to the error answer of a legacy call.
-func rewordSDKError(ctx context.Context, method string, resp *jsonrpc.Response) {
+// RewordSDKError applies sdkMessage to the error answer of a legacy call.
+func RewordSDKError(ctx context.Context, method string, resp *jsonrpc.Response) {
 	if resp.Error == nil {
 		return
 	}
@@ -160,6 +166,43 @@ func rewordSDKError(ctx context.Context, method string, resp *jsonrpc.Response) 
 	if msg := sdkMessage(ctx, method, werr.Message); msg != werr.Message {
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 	}
+}
+
+// Stateless serves MCP messages statelessly with the SDK's handler SDK
+// (mcp.NewStreamableHTTPHandler with Stateless set): a POST is read and
+// checked first (ReadMessage), and Before, if set, may refuse it; the SDK's
+// refusals of any request are answered as agentgate answers its own.
+type Stateless struct {
+	SDK    http.Handler
+	Before func(r *http.Request) error
+}
+
+// ServeHTTP implements http.Handler.
+func (s Stateless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg web.RPCMessage
+	if r.Method == http.MethodPost {
+		m, body, ok := ReadMessage(w, r)
+		if !ok {
+			return
+		}
+		if s.Before != nil {
+			if err := s.Before(r); err != nil {
+				web.WriteRPCFailure(w, r, m.ID, err)
+				return
+			}
+		}
+		if r.Header.Get("Content-Type") == "" {
+			// agentgate reads an undeclared body as JSON (web.RequireJSON);
+			// the SDK insists on the header.
+			r = r.Clone(r.Context())
+			r.Header.Set("Content-Type", "application/json")
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		msg = m
+	}
+	sw := &sdkErrors{ResponseWriter: w}
+	s.SDK.ServeHTTP(sw, r)
+	sw.finish(r, msg)
 }
 
 // sdkErrors holds the SDK's error answers (status 400 and up) on the
