@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/app/apptest"
 	"github.com/agentgate/agentgate/pkg/askproxy"
 	"github.com/agentgate/agentgate/pkg/mcpserver"
 )
@@ -27,7 +28,7 @@ func TestServeAnswersDocsQuestionsOffline(t *testing.T) {
 		hc        *http.Client
 	}{
 		{"public /ask/mcp", base + askproxy.MCPPath, nil},
-		{"main /mcp", base + mcpserver.Endpoint, &http.Client{Transport: bearer(key)}},
+		{"main /mcp", base + mcpserver.Endpoint, apptest.Bearer(key)},
 	} {
 		t.Run(ep.name, func(t *testing.T) {
 			c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -63,13 +64,4 @@ func TestServeAnswersDocsQuestionsOffline(t *testing.T) {
 	if err != nil || id <= 1<<53 || !bytes.Contains(raw["state"], []byte("SUCCEEDED")) || len(raw["citations"]) < 3 {
 		t.Errorf("built-in Q&A answered %s", raw)
 	}
-}
-
-// bearer is a transport that adds an API key.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
 }

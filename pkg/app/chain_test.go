@@ -1,11 +1,13 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -375,6 +377,11 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		"bad body cap":   {"MAX_BODY_BYTES": "-1"},
 		"bad rate limit": {"RATE_LIMIT_MCP_PER_IP": "lots"},
 		"bad network":    {"AGENT_NETWORK": "everywhere"},
+		"ask endpoint":   {"ASK_ENDPOINT": "ftp://docs.example/ask"},
+		"ask timeout":    {"ASK_TIMEOUT": "1m"},
+		"ask zero":       {"ASK_TIMEOUT": "0s"},
+		"ask limit":      {"ASK_MAX_CONCURRENT": "0"},
+		"ask not number": {"ASK_MAX_CONCURRENT": "many"},
 	} {
 		_, err := ConfigFromEnv(testEnv(env))
 		if err == nil {
@@ -388,6 +395,33 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "short") && name == "short secret" && strings.Contains(err.Error(), "\"short\"") {
 			t.Errorf("error repeats the secret: %v", err)
+		}
+	}
+}
+
+// TestAskEndpointIsAnnouncedOnce: ask_docs pointed at ASK_ENDPOINT says so
+// in one record (FunctionHandler and Serve announce it at start), naming the
+// endpoint without its query, which may hold a token; on the built-in Q&A
+// it says nothing.
+func TestAskEndpointIsAnnouncedOnce(t *testing.T) {
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	for _, endpoint := range []string{"", "https://docs.example/ask?token=s3cret"} {
+		logs.Reset()
+		cfg := mustConfig(t, testEnv(map[string]string{"ASK_ENDPOINT": endpoint}))
+		d, err := NewDeps(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Ask.Announce(t.Context())
+		n := strings.Count(logs.String(), "ASK_ENDPOINT")
+		switch {
+		case endpoint == "" && n != 0:
+			t.Errorf("built-in Q&A announced: %s", logs.String())
+		case endpoint != "" && (n != 1 || !strings.Contains(logs.String(), `"upstream":"https://docs.example/ask"`) || strings.Contains(logs.String(), "s3cret")):
+			t.Errorf("ASK_ENDPOINT announced %d times: %s", n, logs.String())
 		}
 	}
 }
