@@ -36,6 +36,7 @@ var routeAccess = map[string]access{
 	"POST /ask/mcp":   open,
 	"GET /ask/mcp":    open,
 	"DELETE /ask/mcp": open,
+	"POST /ask/qa":    open,
 
 	"GET /api/agents/{name}/a2a/agent-card":                  open,
 	"GET /api/agents/{name}/a2a/.well-known/agent-card.json": open,
