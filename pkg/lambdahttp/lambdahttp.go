@@ -6,6 +6,7 @@ package lambdahttp
 import (
 	"context"
 	"net/http"
+	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -22,8 +23,12 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 	return httpadapter.NewV2(withRequestID(h)).ProxyWithContext
 }
 
-// Start serves h until the Lambda runtime stops the process.
-func Start(h http.Handler) { lambda.Start(Handler(h)) }
+// Start serves h until the Lambda runtime stops the process, with the
+// collector set for the function's memory size (Tune).
+func Start(h http.Handler) {
+	Tune(os.Getenv)
+	lambda.Start(Handler(h))
+}
 
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
