@@ -44,8 +44,11 @@ func generate() (key, id string) {
 // about whether the key is valid.
 func Looks(s string) bool { return strings.HasPrefix(s, Prefix) }
 
-// parse splits a key into its public id, or reports that it is malformed.
-func parse(key string) (id string, ok bool) {
+// KeyID returns the public id of a well-formed key, or reports that key is
+// malformed. It reads no table: a key names its own id, which is what lets a
+// request be rate-limited per key before the key is looked up. A well-formed
+// key is not necessarily a valid one.
+func KeyID(key string) (id string, ok bool) {
 	if len(key) != keyLen || !strings.HasPrefix(key, Prefix) || key[len(Prefix)+idLen] != '_' {
 		return "", false
 	}

@@ -42,8 +42,8 @@ func TestKeyFormat(t *testing.T) {
 			t.Fatalf("key %q has %q outside the lower-case base32 alphabet", key, c)
 		}
 	}
-	if got, ok := parse(key); !ok || got != id {
-		t.Fatalf("parse(generated key) = %q, %v; want %q, true", got, ok, id)
+	if got, ok := KeyID(key); !ok || got != id {
+		t.Fatalf("KeyID(generated key) = %q, %v; want %q, true", got, ok, id)
 	}
 	if !Looks(key) {
 		t.Fatal("Looks(generated key) = false")
@@ -108,11 +108,11 @@ func TestParseRejects(t *testing.T) {
 		"id and secret swapped": "agk_" + secret + "_" + id,
 	}
 	for name, k := range bad {
-		if got, ok := parse(k); ok {
-			t.Errorf("%s: parse(%q) = %q, true; want a rejection", name, k, got)
+		if got, ok := KeyID(k); ok {
+			t.Errorf("%s: KeyID(%q) = %q, true; want a rejection", name, k, got)
 		}
 	}
-	if _, ok := parse(key); !ok {
+	if _, ok := KeyID(key); !ok {
 		t.Fatal("the unmodified key no longer parses")
 	}
 }

@@ -66,6 +66,7 @@ const MaxNameLen = 100
 type Service struct {
 	store store.Store
 	now   func() time.Time
+	uses  uses // key uses not yet written (Authenticate)
 }
 
 // NewService returns a Service on st. now is the clock (nil: time.Now).
@@ -219,35 +220,78 @@ func (s *Service) Revoke(ctx context.Context, owner, id string) (Info, error) {
 }
 
 // Authenticate checks a presented key and returns the principal it acts for.
-// It costs one consistent read and one counter write (use count and last use,
-// with no extra read). Unknown, malformed, revoked and expired keys are all
-// EUNAUTHORIZED; a store failure is EUNAVAILABLE, never a refusal.
+// It costs one consistent read, always: nothing caches a key, so a
+// revocation holds on the very next request on every instance. Unknown,
+// malformed, revoked and expired keys are all EUNAUTHORIZED; a store failure
+// is EUNAVAILABLE, never a refusal.
+//
+// Use accounting (the key item's Count and CountedAt: use count and last
+// use) is batched so that it adds no round trip: the uses a key gets on this
+// instance are kept in memory and written, with one Add of their number, at
+// most once per UseWriteInterval, by a request of that key. That write runs
+// concurrently with the read and carries the current use too, before the read
+// has judged it; so a refused presentation of a key's id can count as a use,
+// at most once per interval and instance. Uses not yet written when an
+// instance ends are lost: at most an interval's worth per instance.
 func (s *Service) Authenticate(ctx context.Context, key string) (agentgate.Principal, error) {
-	id, ok := parse(key)
+	id, ok := KeyID(key)
 	if !ok {
-		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
+		return agentgate.Principal{}, errInvalidKey
+	}
+	earlier, due := s.uses.take(id, s.now())
+	var wrote chan error
+	if due {
+		wrote = make(chan error, 1)
+		go func() {
+			// MustExist: a use of an unknown id must not create an item.
+			_, err := s.store.Add(ctx, store.APIKeyKey(id), earlier+1, store.AddOptions{MustExist: true})
+			wrote <- err
+		}()
 	}
 	it, err := s.store.Get(ctx, store.APIKeyKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
-	} else if err != nil {
-		return agentgate.Principal{}, err
+	var p agentgate.Principal
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.uses.forget(id) // keeps made-up ids out of the accounting
+		err = errInvalidKey
+	case err == nil:
+		p, err = s.judge(key, id, it)
 	}
+	var accepted int64
+	if err == nil {
+		accepted = 1
+	}
+	if !due {
+		s.uses.add(id, accepted)
+		return p, err
+	}
+	// Waited for, so that the write ends within the request (on Lambda
+	// nothing runs between invocations); it overlapped the read, so the wait
+	// adds no round trip.
+	if werr := <-wrote; werr != nil && !errors.Is(werr, store.ErrNotFound) {
+		// Accounting must not turn a valid key away: the uses wait for the
+		// next write.
+		slog.WarnContext(ctx, "recording API key use", "key_id", id, "err", werr)
+		s.uses.add(id, earlier+accepted)
+	}
+	return p, err
+}
+
+var errInvalidKey = agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
+
+// judge checks a presented key against its stored item.
+func (s *Service) judge(key, id string, it store.Item) (agentgate.Principal, error) {
 	rec, err := decode(it)
 	if err != nil {
 		return agentgate.Principal{}, err
 	}
 	switch {
 	case !matches(key, rec.Hash):
-		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
+		return agentgate.Principal{}, errInvalidKey
 	case rec.RevokedAt != nil:
 		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "API key revoked")
 	case rec.ExpiresAt != nil && !s.now().Before(*rec.ExpiresAt):
 		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "API key expired")
-	}
-	if _, err := s.store.Add(ctx, store.APIKeyKey(id), 1, store.AddOptions{MustExist: true}); err != nil {
-		// Usage accounting must not turn a valid key away.
-		slog.WarnContext(ctx, "recording API key use", "key_id", id, "err", err)
 	}
 	return agentgate.Principal{Subject: rec.Owner, Method: agentgate.AuthAPIKey, Scope: rec.Scope, KeyID: id, Agent: rec.Agent}, nil
 }

@@ -3,11 +3,13 @@ package apikey
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,7 +88,7 @@ func wantRefusal(t *testing.T, err error, key, msg string) {
 func TestCreateDefaults(t *testing.T) {
 	f := newFixture(t)
 	c := f.create(t, NewKey{Owner: "alice", Name: "laptop"})
-	id, ok := parse(c.Key)
+	id, ok := KeyID(c.Key)
 	if !ok || id != c.ID {
 		t.Fatalf("Created.Key %q does not parse to Created.ID %q", c.Key, c.ID)
 	}
@@ -282,7 +284,7 @@ func TestAuthenticateRevokedAndExpired(t *testing.T) {
 		t.Fatalf("listed as %+v, want expired at %v", in, f.clock.Now())
 	}
 	if in.UseCount != 1 {
-		t.Fatalf("UseCount = %d, want 1 (refusals are not uses)", in.UseCount)
+		t.Fatalf("UseCount = %d, want 1 (a refusal is not a use, unless it carries the minute's write)", in.UseCount)
 	}
 }
 
@@ -361,8 +363,152 @@ func TestConcurrentAuthenticate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := f.info(t, "alice", c.ID).UseCount; got != n {
-		t.Fatalf("UseCount = %d after %d concurrent uses", got, n)
+	// One of them wrote (its own use: the first on this instance); the
+	// others wait, all of them, for the next write, a minute on.
+	if got := f.info(t, "alice", c.ID).UseCount; got != 1 {
+		t.Fatalf("UseCount = %d after %d concurrent first uses, want 1 (one write)", got, n)
+	}
+	f.clock.Advance(UseWriteInterval)
+	if _, err := f.svc.Authenticate(context.Background(), c.Key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.info(t, "alice", c.ID).UseCount; got != n+1 {
+		t.Fatalf("UseCount = %d after %d uses, want all of them", got, n+1)
+	}
+}
+
+// adds records the Add calls made through it.
+type adds struct {
+	store.Store
+	mu     sync.Mutex
+	deltas []int64
+}
+
+func (a *adds) Add(ctx context.Context, k store.Key, delta int64, opts store.AddOptions) (int64, error) {
+	a.mu.Lock()
+	a.deltas = append(a.deltas, delta)
+	a.mu.Unlock()
+	return a.Store.Add(ctx, k, delta, opts)
+}
+
+// take returns the deltas added since the last take.
+func (a *adds) take() []int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := a.deltas
+	a.deltas = nil
+	return d
+}
+
+// Uses are written in batches: the first use on an instance at once, then at
+// most one Add a minute per key, carrying every use since the last one.
+func TestUseAccountingIsBatched(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	rec := &adds{Store: f.st}
+	svc := NewService(rec, f.clock.Now)
+	c := f.create(t, NewKey{Owner: "alice"})
+	use := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := svc.Authenticate(ctx, c.Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(step string, wantDeltas []int64, wantCount int64, wantLast time.Time) {
+		t.Helper()
+		if got := rec.take(); !slices.Equal(got, wantDeltas) {
+			t.Fatalf("%s: Add deltas %v, want %v", step, got, wantDeltas)
+		}
+		in := f.info(t, "alice", c.ID)
+		if in.UseCount != wantCount || in.LastUsedAt == nil || !in.LastUsedAt.Equal(wantLast) {
+			t.Fatalf("%s: listed useCount %d, lastUsedAt %v; want %d, %v", step, in.UseCount, in.LastUsedAt, wantCount, wantLast)
+		}
+	}
+
+	first := f.clock.Now()
+	use(1)
+	check("first use", []int64{1}, 1, first)
+
+	// Five more within the minute: no write; the listing is behind.
+	f.clock.Advance(10 * time.Second)
+	use(5)
+	f.clock.Advance(UseWriteInterval - 10*time.Second - time.Millisecond)
+	use(1)
+	check("within the minute", nil, 1, first)
+
+	// A minute after the last write, the next use writes the six waiting and
+	// itself in one Add.
+	f.clock.Advance(time.Millisecond)
+	due := f.clock.Now()
+	use(1)
+	check("a minute on", []int64{7}, 8, due)
+
+	// And again a minute after that one.
+	f.clock.Advance(30 * time.Second)
+	use(3)
+	check("half a minute on", nil, 8, due)
+	f.clock.Advance(30 * time.Second)
+	use(1)
+	check("another minute on", []int64{4}, 12, f.clock.Now())
+}
+
+// A write that fails keeps its uses for the next one, and does not turn the
+// key away.
+func TestUseAccountingSurvivesAFailedWrite(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	c := f.create(t, NewKey{Owner: "alice"})
+	failing := &failingAdds{Store: f.st}
+	svc := NewService(failing, f.clock.Now)
+
+	failing.fail.Store(true)
+	for range 3 {
+		if _, err := svc.Authenticate(ctx, c.Key); err != nil {
+			t.Fatalf("a failed use write refused the key: %v", err)
+		}
+	}
+	failing.fail.Store(false)
+	f.clock.Advance(UseWriteInterval)
+	if _, err := svc.Authenticate(ctx, c.Key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.info(t, "alice", c.ID).UseCount; got != 4 {
+		t.Fatalf("UseCount = %d, want the 3 uses of the failed write and this one", got)
+	}
+}
+
+// failingAdds fails every Add while fail is set.
+type failingAdds struct {
+	store.Store
+	fail atomic.Bool
+}
+
+func (s *failingAdds) Add(ctx context.Context, k store.Key, delta int64, opts store.AddOptions) (int64, error) {
+	if s.fail.Load() {
+		return 0, store.Unavailable(errors.New("throttled"))
+	}
+	return s.Store.Add(ctx, k, delta, opts)
+}
+
+// Made-up ids are refused without ever creating an item or an entry in the
+// accounting, however many arrive.
+func TestUnknownKeysAreNotAccounted(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for range 3 {
+		unknown, id := generate()
+		_, err := f.svc.Authenticate(ctx, unknown)
+		wantRefusal(t, err, unknown, "invalid API key")
+		if _, err := f.st.Get(ctx, store.APIKeyKey(id)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("an unknown key's use created its item: %v", err)
+		}
+	}
+	f.svc.uses.mu.Lock()
+	defer f.svc.uses.mu.Unlock()
+	if n := len(f.svc.uses.byKey); n != 0 {
+		t.Fatalf("%d unknown ids kept in the accounting", n)
 	}
 }
 
@@ -599,7 +745,9 @@ func TestRevoke(t *testing.T) {
 }
 
 // The cross-instance promise: nothing caches a key, so a key revoked through
-// one Service is refused by every other on its very next use.
+// one Service is refused by every other on its very next use, even within the
+// minute in which that Service batches the key's uses (the read is never
+// batched, only the accounting).
 func TestRevokeIsSeenByAnotherInstance(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
