@@ -236,7 +236,7 @@ func (s *Service) Revoke(ctx context.Context, owner, id string) (Info, error) {
 func (s *Service) Authenticate(ctx context.Context, key string) (agentgate.Principal, error) {
 	id, ok := KeyID(key)
 	if !ok {
-		return agentgate.Principal{}, errInvalidKey
+		return agentgate.Principal{}, ErrInvalidKey
 	}
 	earlier, due := s.uses.take(id, s.now())
 	var wrote chan error
@@ -253,7 +253,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (agentgate.Princ
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.uses.forget(id) // keeps made-up ids out of the accounting
-		err = errInvalidKey
+		err = ErrInvalidKey
 	case err == nil:
 		p, err = s.judge(key, id, it)
 	}
@@ -277,7 +277,9 @@ func (s *Service) Authenticate(ctx context.Context, key string) (agentgate.Princ
 	return p, err
 }
 
-var errInvalidKey = agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
+// ErrInvalidKey refuses a malformed, unknown or wrong key, alike: the caller
+// learns nothing of which.
+var ErrInvalidKey = agentgate.Errorf(agentgate.EUNAUTHORIZED, "invalid API key")
 
 // judge checks a presented key against its stored item.
 func (s *Service) judge(key, id string, it store.Item) (agentgate.Principal, error) {
@@ -287,7 +289,7 @@ func (s *Service) judge(key, id string, it store.Item) (agentgate.Principal, err
 	}
 	switch {
 	case !matches(key, rec.Hash):
-		return agentgate.Principal{}, errInvalidKey
+		return agentgate.Principal{}, ErrInvalidKey
 	case rec.RevokedAt != nil:
 		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "API key revoked")
 	case rec.ExpiresAt != nil && !s.now().Before(*rec.ExpiresAt):

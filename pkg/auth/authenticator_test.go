@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/apikey"
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
@@ -31,7 +32,7 @@ func (f *fakeKeys) Authenticate(ctx context.Context, key string) (agentgate.Prin
 }
 
 // A well-formed key: prefix, 13-character id, '_', 52-character secret.
-const shapedKey = "agk_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstuvwxyz"
+const shapedKey = "agk_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrst"
 
 func request(headers ...string) *http.Request {
 	r := httptest.NewRequest(http.MethodGet, "/v1/agents", nil)
@@ -67,13 +68,13 @@ func TestAuthenticatorRouting(t *testing.T) {
 		}
 	})
 
-	t.Run("any agk_ token goes to Keys", func(t *testing.T) {
+	t.Run("a malformed agk_ token never reaches Keys", func(t *testing.T) {
 		keys.got = nil
-		if _, err := a.Authenticate(ctx, request("Bearer agk_short")); err != nil {
-			t.Fatal(err) // the fake accepts anything; what matters is the routing
-		}
-		if len(keys.got) != 1 || keys.got[0] != "agk_short" {
-			t.Fatalf("Keys got %q, want [agk_short]", keys.got)
+		// The fake would accept anything: the refusal is the form's.
+		_, err := a.Authenticate(ctx, request("Bearer agk_short"))
+		checkRefusal(t, err, "agk_short", "invalid API key")
+		if len(keys.got) != 0 {
+			t.Fatalf("Keys got %q", keys.got)
 		}
 	})
 
@@ -177,11 +178,13 @@ func TestAuthenticatorRefusals(t *testing.T) {
 	t.Run("token of exactly MaxTokenLen is parsed", func(t *testing.T) {
 		keys.got = nil
 		tok := "agk_" + strings.Repeat("a", MaxTokenLen-4)
-		if _, err := a.Authenticate(context.Background(), request("Bearer "+tok)); err != nil {
-			t.Fatal(err)
+		// Past the length check, refused for its form as a key.
+		_, err := a.Authenticate(context.Background(), request("Bearer "+tok))
+		if err != apikey.ErrInvalidKey {
+			t.Fatalf("err = %v, want the key form's refusal", err)
 		}
-		if len(keys.got) != 1 {
-			t.Fatalf("Keys got %d calls, want 1", len(keys.got))
+		if len(keys.got) != 0 {
+			t.Fatalf("Keys got %d calls, want none", len(keys.got))
 		}
 	})
 
@@ -272,5 +275,66 @@ func TestBearerToken(t *testing.T) {
 		if got, err := BearerToken(h); err == nil || agentgate.ErrorCode(err) != agentgate.EUNAUTHORIZED || got != "" {
 			t.Errorf("BearerToken(%q) = %q, %v; want an EUNAUTHORIZED refusal", h, got, err)
 		}
+	}
+}
+
+// Identify names whom a request counts as without any store call (Keys is
+// the only thing here that could make one): an API key by its id, a JWT by
+// its verified sub; what fails locally is refused at once.
+func TestIdentifyMakesNoStoreCall(t *testing.T) {
+	keyPrincipal := agentgate.Principal{Subject: "owner-1", Method: agentgate.AuthAPIKey, Scope: agentgate.ScopeUser, KeyID: "abcdefghijklm"}
+	keys := &fakeKeys{p: keyPrincipal}
+	a := &Authenticator{Keys: keys, JWT: newVerifier(t, testSecret)}
+	ctx := context.Background()
+
+	subject, authenticate, err := a.Identify(request("Bearer " + shapedKey))
+	if err != nil || subject != "key:abcdefghijklm" {
+		t.Fatalf("API key: subject %q, err %v; want key:abcdefghijklm", subject, err)
+	}
+	if len(keys.got) != 0 {
+		t.Fatalf("Identify reached Keys: %q", keys.got)
+	}
+	if p, err := authenticate(ctx); err != nil || p != keyPrincipal || len(keys.got) != 1 {
+		t.Fatalf("authenticate: %+v, %v after %d Keys calls; want %+v after 1", p, err, len(keys.got), keyPrincipal)
+	}
+
+	keys.got = nil
+	subject, authenticate, err = a.Identify(request("Bearer " + hs256(t, claimsAt("user-9", time.Hour))))
+	if err != nil || subject != "jwt:user-9" {
+		t.Fatalf("JWT: subject %q, err %v; want jwt:user-9", subject, err)
+	}
+	want := agentgate.Principal{Subject: "user-9", Method: agentgate.AuthJWT, Scope: agentgate.ScopeUser}
+	if p, err := authenticate(ctx); err != nil || p != want {
+		t.Fatalf("JWT authenticate: %+v, %v; want %+v", p, err, want)
+	}
+
+	// A JWT whose sub spells a key id does not share that key's budget.
+	subject, _, _ = a.Identify(request("Bearer " + hs256(t, claimsAt("key:abcdefghijklm", time.Hour))))
+	if subject == "key:abcdefghijklm" {
+		t.Fatal("a JWT's subject collides with an API key's")
+	}
+
+	for name, tc := range map[string]struct{ header, reason string }{
+		"malformed key": {"Bearer agk_short", "invalid API key"},
+		"expired JWT":   {"Bearer " + hs256(t, claimsAt("user-9", -time.Hour)), "expired"},
+		"bad JWT":       {"Bearer " + mint(t, jwt.SigningMethodHS384, testSecret, claimsAt("u", time.Hour)), "invalid JWT"},
+		"neither":       {"Bearer opaque-token-value", "neither"},
+		"not bearer":    {"Basic YWxpY2U6cHc=", "Bearer scheme"},
+		"no header":     {"", "missing bearer token"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			keys.got = nil
+			var r *http.Request
+			if tc.header == "" {
+				r = request()
+			} else {
+				r = request(tc.header)
+			}
+			subject, authenticate, err := a.Identify(r)
+			checkRefusal(t, err, tc.header, tc.reason)
+			if subject != "" || authenticate != nil || len(keys.got) != 0 {
+				t.Fatalf("refusal came with subject %q, authenticate %v, %d Keys calls", subject, authenticate != nil, len(keys.got))
+			}
+		})
 	}
 }
