@@ -7,8 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentgate/agentgate/pkg/app"
 	"github.com/agentgate/agentgate/pkg/askproxy"
+	"github.com/agentgate/agentgate/pkg/config"
 )
 
 // askMCP serves the askproxy MCP server over stdio until the client closes
@@ -22,12 +22,12 @@ func askMCP(ctx context.Context, inv *invocation) error {
 	if v := inv.flag("guide-url"); v != "" {
 		cfg.GuideURL = v
 	}
-	if err := askproxy.CheckConfig(cfg); err != nil {
+	if err := cfg.Check(); err != nil {
 		return inv.cmd.fail("%v", err)
 	}
-	svc := askproxy.New(cfg)
+	svc := askproxy.New(cfg, nil)
 	svc.Announce(ctx)
-	err := svc.Server(app.Version).Run(ctx, &mcp.StdioTransport{})
+	err := svc.Server(config.Version).Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client hung up, or we were told to stop
 	}

@@ -1,12 +1,13 @@
-// Command agentcard is the agentcard Lambda function: A2A agent cards and the A2A front door (see pkg/agentcard).
-// It only wires: package app builds the handler, package lambdahttp serves it.
+// Command agentcard is the agentcard Lambda function (see pkg/agentcard). It only wires: it
+// hands package agentcard's builder to core.Main, so that its binary links its own
+// function's code and the core every function shares, nothing more.
 package main
 
 import (
-	"github.com/agentgate/agentgate/pkg/app"
-	"github.com/agentgate/agentgate/pkg/lambdahttp"
+	"github.com/agentgate/agentgate/pkg/agentcard"
+	"github.com/agentgate/agentgate/pkg/core"
 )
 
 func main() {
-	lambdahttp.Start(app.MustFunction("agentcard"))
+	core.Main("agentcard", agentcard.BuildFunction)
 }

@@ -1,12 +1,13 @@
-// Command askproxy is the askproxy Lambda function: the public ask_docs MCP server (see pkg/askproxy).
-// It only wires: package app builds the handler, package lambdahttp serves it.
+// Command askproxy is the askproxy Lambda function (see pkg/askproxy). It only wires: it
+// hands package askproxy's builder to core.Main, so that its binary links its own
+// function's code and the core every function shares, nothing more.
 package main
 
 import (
-	"github.com/agentgate/agentgate/pkg/app"
-	"github.com/agentgate/agentgate/pkg/lambdahttp"
+	"github.com/agentgate/agentgate/pkg/askproxy"
+	"github.com/agentgate/agentgate/pkg/core"
 )
 
 func main() {
-	lambdahttp.Start(app.MustFunction("askproxy"))
+	core.Main("askproxy", askproxy.BuildFunction)
 }

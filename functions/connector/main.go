@@ -1,12 +1,13 @@
-// Command connector is the connector Lambda function: the owner and key APIs (see pkg/connector).
-// It only wires: package app builds the handler, package lambdahttp serves it.
+// Command connector is the connector Lambda function (see pkg/connector). It only wires: it
+// hands package connector's builder to core.Main, so that its binary links its own
+// function's code and the core every function shares, nothing more.
 package main
 
 import (
-	"github.com/agentgate/agentgate/pkg/app"
-	"github.com/agentgate/agentgate/pkg/lambdahttp"
+	"github.com/agentgate/agentgate/pkg/connector"
+	"github.com/agentgate/agentgate/pkg/core"
 )
 
 func main() {
-	lambdahttp.Start(app.MustFunction("connector"))
+	core.Main("connector", connector.BuildFunction)
 }

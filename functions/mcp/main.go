@@ -1,12 +1,13 @@
-// Command mcp is the mcp Lambda function: the MCP server (see pkg/mcpserver).
-// It only wires: package app builds the handler, package lambdahttp serves it.
+// Command mcp is the mcp Lambda function (see pkg/mcpserver). It only wires: it
+// hands package mcpserver's builder to core.Main, so that its binary links its own
+// function's code and the core every function shares, nothing more.
 package main
 
 import (
-	"github.com/agentgate/agentgate/pkg/app"
-	"github.com/agentgate/agentgate/pkg/lambdahttp"
+	"github.com/agentgate/agentgate/pkg/core"
+	"github.com/agentgate/agentgate/pkg/mcpserver"
 )
 
 func main() {
-	lambdahttp.Start(app.MustFunction("mcp"))
+	core.Main("mcp", mcpserver.BuildFunction)
 }

@@ -2,36 +2,25 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
 	"net/http"
-	"slices"
-	"time"
 
-	"github.com/agentgate/agentgate/pkg/a2acall"
 	"github.com/agentgate/agentgate/pkg/agent"
-	"github.com/agentgate/agentgate/pkg/dedup"
-	"github.com/agentgate/agentgate/pkg/dispatch"
-	"github.com/agentgate/agentgate/pkg/execution"
-
 	"github.com/agentgate/agentgate/pkg/agentcard"
-	"github.com/agentgate/agentgate/pkg/apikey"
 	"github.com/agentgate/agentgate/pkg/askproxy"
-	"github.com/agentgate/agentgate/pkg/auth"
 	"github.com/agentgate/agentgate/pkg/connector"
+	"github.com/agentgate/agentgate/pkg/core"
+	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/mcpserver"
-	"github.com/agentgate/agentgate/pkg/ratelimit"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
-// Deps is what the functions' handlers are built from, once per process.
+// Deps are every function's services, built once per process for
+// `agentgate serve` and the tests: the shared core, and one of each
+// function's own services, so that the functions of one process share
+// them. (On Lambda each function builds only its own: core.Main.)
 type Deps struct {
-	Config   Config
-	Store    store.Store
-	Keys     *apikey.Service
-	Authn    web.Authenticator
-	Limiter  web.Limiter
+	core.Services
 	Agents   *agent.Registry
 	Dispatch *dispatch.Service
 	// Connector is the connector domain: agents' connector configurations
@@ -43,84 +32,31 @@ type Deps struct {
 	Ask *askproxy.Service
 }
 
-// NewDeps builds the services every function shares on st.
+// NewDeps builds every function's services on st.
 func NewDeps(cfg Config, st store.Store) (Deps, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+	s, err := core.New(cfg, st)
+	if err != nil {
+		return Deps{}, err
 	}
-	now := cfg.Clock
-	d := Deps{Config: cfg, Store: st, Keys: apikey.NewService(st, now), Limiter: ratelimit.New(st, now),
-		Agents: NewRegistry(cfg, st)}
-	askCfg := cfg.Ask
-	askCfg.Now = now
-	d.Ask = askproxy.New(askCfg)
-	d.Dispatch = &dispatch.Service{
-		Agents: d.Agents,
-		// Every connection to an agent is checked again at dial time, so
-		// that a name re-pointed after registration cannot reach a
-		// forbidden address.
-		Client:     a2acall.New(a2acall.Options{Transport: cfg.AgentNetwork.Transport()}),
-		Executions: execution.New(st, now),
-		Dedup:      dedup.New(st, dedup.WithClock(now)),
-		Now:        now,
-	}
-	d.Connector = connector.NewService(connector.Options{
-		Store: st, Agents: d.Agents, Keys: d.Keys, Now: now,
-		Admins: cfg.AdminSubjects, SystemAgent: cfg.SystemAgent,
-		ReservedTools: ReservedTools(), PublicBaseURL: cfg.PublicBaseURL,
-	})
-	a := &auth.Authenticator{Keys: d.Keys}
-	if cfg.JWTSecret != "" {
-		opts := []auth.JWTOption{auth.WithClock(now)}
-		if cfg.JWTIssuer != "" {
-			opts = append(opts, auth.WithIssuer(cfg.JWTIssuer))
-		}
-		if cfg.JWTAudience != "" {
-			opts = append(opts, auth.WithAudience(cfg.JWTAudience))
-		}
-		v, err := auth.NewJWTVerifier([]byte(cfg.JWTSecret), opts...)
-		if err != nil {
-			return Deps{}, err
-		}
-		a.JWT = v
-	}
-	d.Authn = a
+	d := Deps{Services: s, Dispatch: dispatch.Open(st, cfg.AgentNetwork, s.Now), Ask: askproxy.New(cfg.Ask, s.Now)}
+	d.Agents = d.Dispatch.Agents
+	d.Connector = connector.Open(s, d.Agents)
 	if cfg.MCPEnabled {
-		secret := []byte(cfg.ConsentSecret)
-		if len(secret) == 0 {
-			if cfg.RequireConsent {
-				return Deps{}, errors.New("CONSENT_SECRET: required when MCP_SERVER_ENABLED=true and dispatch consent is on")
-			}
-			// Nothing is ever signed without consent: any key will do.
-			secret = make([]byte, mcpserver.MinConsentSecret)
-			rand.Read(secret)
-		}
-		m, err := mcpserver.New(mcpserver.Options{
-			Dispatch: d.Dispatch, Store: st, ConsentSecret: secret, RequireConsent: cfg.RequireConsent,
-			Connectors: d.Connector, Ask: d.Ask.Asker(),
-			Tools: cfg.MCPTools, Resources: cfg.MCPResources, Prompts: cfg.MCPPrompts, Version: Version, Now: now,
-		})
-		if err != nil {
+		if d.MCP, err = mcpserver.Open(s, d.Dispatch, d.Connector, d.Ask.Asker()); err != nil {
 			return Deps{}, err
 		}
-		d.MCP = m
 	}
 	return d, nil
 }
 
 // ReservedTools are the MCP tool names no exposed agent's chat_with_ tool
 // may take: the MCP server's built-in tools and the connector-scope ones.
-func ReservedTools() []string {
-	return slices.Clone(mcpserver.ToolNames)
-}
+func ReservedTools() []string { return connector.BuiltinTools }
 
 // NewRegistry returns the agent registry on st, which refuses agent
 // endpoints that cfg.AgentNetwork does not allow.
 func NewRegistry(cfg Config, st store.Store) *agent.Registry {
-	policy := cfg.AgentNetwork
-	return agent.NewRegistry(st, cfg.Clock).WithEndpointCheck(func(ctx context.Context, endpoint string) error {
-		return policy.CheckURL(ctx, endpoint, nil)
-	})
+	return dispatch.NewRegistry(st, cfg.AgentNetwork, cfg.Clock)
 }
 
 // Function describes one of agentgate's Lambda functions.
@@ -128,79 +64,61 @@ type Function struct {
 	Name      string // short name: health route, logs
 	LogicalID string // its AWS::Serverless::Function in template.yaml
 	Dir       string // its main package, relative to the module root
-	routes    func(health http.Handler, d Deps) []web.Route
-	// resourceMetadata, if set, names the protected-resource metadata a
-	// 401 points to ("" when the function advertises none).
-	resourceMetadata func(d Deps, r *http.Request) string
-	// asks says the function serves ask_docs, whose upstream it announces
-	// at start (askproxy.Service.Announce).
-	asks bool
+	// Lambda builds the function with services of its own: what its main
+	// package hands to core.Main.
+	Lambda core.Builder
+	// build makes the function on Deps' shared services.
+	build func(d Deps) core.Function
 }
 
 // Functions lists every function, in the order `agentgate serve` prints them.
 var Functions = []Function{
-	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp", asks: true,
-		routes: func(h http.Handler, d Deps) []web.Route {
-			var endpoint http.Handler = web.NotImplemented("the MCP endpoint")
-			if d.MCP != nil {
-				endpoint = d.MCP
+	{Name: "mcp", LogicalID: "McpFunction", Dir: "functions/mcp", Lambda: mcpserver.BuildFunction,
+		build: func(d Deps) core.Function { return mcpserver.Function(d.Services, d.MCP, d.askStart()) }},
+	{Name: "agentcard", LogicalID: "AgentCardFunction", Dir: "functions/agentcard", Lambda: agentcard.BuildFunction,
+		build: func(d Deps) core.Function { return agentcard.Function(d.Services, d.dispatch()) }},
+	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector", Lambda: connector.BuildFunction,
+		build: func(d Deps) core.Function {
+			dp := d.dispatch()
+			c := d.Connector
+			if c == nil {
+				c = connector.Open(d.Services, dp.Agents)
 			}
-			routes := mcpserver.Routes(h, endpoint, d.mcpMetadata())
-			if !d.Config.MCPEnabled {
-				return web.Hidden(routes)
-			}
-			return routes
-		},
-		resourceMetadata: func(d Deps, r *http.Request) string {
-			if !d.mcpMetadata().Advertised() {
-				return ""
-			}
-			return mcpserver.MetadataURL(web.BaseURL(r, d.Config.PublicBaseURL))
+			return connector.Function(d.Services, c, dp)
 		}},
-	{Name: "agentcard", LogicalID: "AgentCardFunction", Dir: "functions/agentcard",
-		routes: func(h http.Handler, d Deps) []web.Route {
-			return agentcard.Routes(h, d.Agents, d.Dispatch, d.Config.PublicBaseURL)
-		}},
-	{Name: "connector", LogicalID: "ConnectorFunction", Dir: "functions/connector",
-		routes: func(h http.Handler, d Deps) []web.Route { return connector.Routes(h, d.Keys, d.Connector, d.Dispatch) }},
-	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy", asks: true,
-		routes: func(h http.Handler, d Deps) []web.Route {
+	{Name: "askproxy", LogicalID: "AskProxyFunction", Dir: "functions/askproxy", Lambda: askproxy.BuildFunction,
+		build: func(d Deps) core.Function {
 			ask := d.Ask
 			if ask == nil { // a Deps made only to list routes
-				ask = askproxy.New(d.Config.Ask)
+				ask = askproxy.New(d.Config.Ask, d.Now)
 			}
-			return askproxy.Routes(h, ask, Version)
+			return askproxy.Function(d.Services, ask)
 		}},
 }
 
-// mcpMetadata is the MCP endpoint's protected-resource metadata.
-func (d Deps) mcpMetadata() mcpserver.Metadata {
-	return mcpserver.Metadata{BaseURL: d.Config.PublicBaseURL, AuthorizationServers: d.Config.AuthorizationServers}
-}
-
-// Chain is the security chain configured by d.
-func (d Deps) Chain() *web.Chain {
-	return &web.Chain{
-		MaxBody: d.Config.MaxBody,
-		Timeout: d.Config.Timeout,
-		Limiter: d.Limiter,
-		Limits:  d.Config.Limits,
-		Authn:   d.Authn,
-
-		AllowedOrigins:  d.Config.AllowedOrigins,
-		LoopbackOrigins: d.Config.LoopbackOrigins,
+// dispatch is d's dispatch path, or one of its own for a Deps made only to
+// list routes.
+func (d Deps) dispatch() *dispatch.Service {
+	if d.Dispatch != nil {
+		return d.Dispatch
 	}
+	return dispatch.Open(d.Store, d.Config.AgentNetwork, d.Now)
 }
+
+// askStart announces ask_docs' upstream, if d has one.
+func (d Deps) askStart() func(ctx context.Context) {
+	if d.Ask == nil || d.MCP == nil {
+		return nil
+	}
+	return d.Ask.Announce
+}
+
+// Build makes the function on d.
+func (f Function) Build(d Deps) core.Function { return f.build(d) }
 
 // Routes returns the function's route table built on d, each route behind
 // the security chain.
-func (f Function) Routes(d Deps) []web.Route {
-	chain := d.Chain()
-	if f.resourceMetadata != nil {
-		chain.ResourceMetadata = func(r *http.Request) string { return f.resourceMetadata(d, r) }
-	}
-	return chain.Wrap(f.routes(web.Health(f.Name, Version), d))
-}
+func (f Function) Routes(d Deps) []web.Route { return d.Wrap(f.build(d)) }
 
 // Lookup returns the function called name.
 func Lookup(name string) (Function, bool) {
@@ -215,13 +133,9 @@ func Lookup(name string) (Function, bool) {
 // Handler serves the routes of fns on one mux, behind the request log and
 // the security headers.
 func Handler(d Deps, fns ...Function) http.Handler {
-	var tables [][]web.Route
-	name := "agentgate"
-	for _, f := range fns {
-		tables = append(tables, f.Routes(d))
+	built := make([]core.Function, len(fns))
+	for i, f := range fns {
+		built[i] = f.build(d)
 	}
-	if len(fns) == 1 {
-		name = fns[0].Name
-	}
-	return web.RequestLog(name, web.SecurityHeaders(web.NewMux(tables...)))
+	return d.Services.Handler(built...)
 }

@@ -2,13 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 
-	"github.com/agentgate/agentgate/pkg/logging"
+	"github.com/agentgate/agentgate/pkg/core"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/dynamo"
 	"github.com/agentgate/agentgate/pkg/store/embedded"
@@ -33,44 +30,13 @@ func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 	return st, nil
 }
 
-// FunctionHandler builds the handler of the function called name for Lambda.
-// On Lambda the table is required: an embedded store in an instance's /tmp
-// would silently split state between instances.
+// FunctionHandler builds the function called name as it runs on Lambda:
+// on cfg's DynamoDB table, with its own services only (its package's
+// BuildFunction, which its main package hands to core.Main).
 func FunctionHandler(ctx context.Context, name string, cfg Config) (http.Handler, error) {
 	fn, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown function %q", name)
 	}
-	if !cfg.UsesDynamoDB() {
-		return nil, errors.New("TABLE_NAME is not set: a Lambda function needs the DynamoDB table (the embedded store is for agentgate serve)")
-	}
-	st, err := OpenStore(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("opening the store: %w", err)
-	}
-	d, err := NewDeps(cfg, st)
-	if err != nil {
-		return nil, err
-	}
-	if fn.asks {
-		d.Ask.Announce(ctx)
-	}
-	return Handler(d, fn), nil
-}
-
-// MustFunction is a function's main: it configures logging from the
-// environment and returns the function's handler, or logs why it cannot and
-// exits, which Lambda reports as an init error.
-func MustFunction(name string) http.Handler {
-	cfg, err := ConfigFromEnv(os.Getenv)
-	slog.SetDefault(logging.New(os.Stderr, cfg.LogLevel).With("function", name))
-	var h http.Handler
-	if err == nil {
-		h, err = FunctionHandler(context.Background(), name, cfg)
-	}
-	if err != nil {
-		slog.Error("cannot start", "err", err)
-		os.Exit(1)
-	}
-	return h
+	return core.LambdaHandler(ctx, cfg, fn.Lambda)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentcard"
 	"github.com/agentgate/agentgate/pkg/apikey"
+	"github.com/agentgate/agentgate/pkg/config"
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
@@ -140,7 +141,7 @@ func printBanner(out io.Writer, base string, d Deps) {
 	if !cfg.MCPEnabled {
 		mcp = "MCP server disabled: MCP_SERVER_ENABLED=false"
 	}
-	fmt.Fprintf(out, "agentgate %s serving on %s (%s; %s)\n", Version, base, where, mcp)
+	fmt.Fprintf(out, "agentgate %s serving on %s (%s; %s)\n", config.Version, base, where, mcp)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, f := range Functions {
 		for i, r := range f.Routes(d) {

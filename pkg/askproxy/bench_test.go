@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentgate/agentgate/pkg/config"
 )
 
 // BenchmarkAskDocs is a warm ask_docs call, by the go-sdk client over
@@ -29,8 +31,8 @@ func BenchmarkAskDocs(b *testing.B) {
 		name string
 		svc  *Service
 	}{
-		{"upstream=httptest", New(Config{Endpoint: fixed.URL, Now: epochClock})},
-		{"upstream=builtin", New(Config{Now: epochClock})},
+		{"upstream=httptest", New(config.Ask{Endpoint: fixed.URL}, epochClock)},
+		{"upstream=builtin", New(config.Ask{}, epochClock)},
 	} {
 		b.Run(up.name, func(b *testing.B) {
 			srv := httptest.NewServer(Handler(up.svc.Server("bench")))

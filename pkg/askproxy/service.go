@@ -2,7 +2,6 @@ package askproxy
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -11,33 +10,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agentgatedocs "github.com/agentgate/agentgate"
+	"github.com/agentgate/agentgate/pkg/config"
 	"github.com/agentgate/agentgate/pkg/docsqa"
 )
-
-// Config is where ask_docs' answers come from, and the limits it keeps.
-type Config struct {
-	// Endpoint is the upstream docs Q&A service (ASK_ENDPOINT); "" asks
-	// the built-in one, over the docs embedded in the binary, so that a
-	// fresh deploy answers with no configuration.
-	Endpoint string
-	// Timeout bounds one upstream call (ASK_TIMEOUT); 0 is DefaultTimeout.
-	// A request's own deadline, if sooner, bounds it too.
-	Timeout time.Duration
-	// GuideURL is where get_agent_requirements fetches the
-	// agent-compatibility guide (ASK_GUIDE_URL); "" gives the quick
-	// reference.
-	GuideURL string
-	// MaxConcurrent bounds the questions one process asks its upstream at
-	// once (ASK_MAX_CONCURRENT); 0 is DefaultMaxConcurrent.
-	MaxConcurrent int
-	// Now is the built-in Q&A's clock, by which its sessions expire.
-	Now func() time.Time
-}
 
 // Service is askproxy: the upstream client behind its concurrency guard,
 // the guide, and the built-in docs Q&A. One per process.
 type Service struct {
-	cfg     Config
+	cfg     config.Ask
 	asker   Asker
 	guide   GuideFetcher
 	builtin *docsqa.Service
@@ -49,10 +29,12 @@ type Service struct {
 // taken every day.
 const builtinEndpoint = "http://docs-qa.builtin.invalid/"
 
-// New returns askproxy configured by cfg.
-func New(cfg Config) *Service {
+// New returns askproxy configured by cfg (checked: config.Ask.Check). now
+// is the built-in Q&A's clock, by which its sessions expire (nil:
+// time.Now).
+func New(cfg config.Ask, now func() time.Time) *Service {
 	s := &Service{cfg: cfg, guide: GuideFetcher{URL: cfg.GuideURL},
-		builtin: docsqa.New(agentgatedocs.Docs, docsqa.Options{Now: cfg.Now})}
+		builtin: docsqa.New(agentgatedocs.Docs, docsqa.Options{Now: now})}
 	c := &Client{Endpoint: cfg.Endpoint, Timeout: cfg.Timeout}
 	if cfg.Endpoint == "" {
 		c.Endpoint, c.HTTP = builtinEndpoint, &http.Client{Transport: handlerTransport{s.builtin}}
@@ -89,22 +71,4 @@ func (s *Service) Server(version string) *mcp.Server {
 	srv := NewServer(s.asker, version)
 	AddRequirements(srv, s.guide)
 	return srv
-}
-
-// CheckConfig refuses a configuration askproxy cannot run with, naming the
-// setting.
-func CheckConfig(cfg Config) error {
-	if cfg.Endpoint != "" {
-		u, err := url.Parse(cfg.Endpoint)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fmt.Errorf("ASK_ENDPOINT: %q is not an http(s) URL", cfg.Endpoint)
-		}
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > MaxTimeout {
-		return fmt.Errorf("ASK_TIMEOUT: must be above 0 and at most %s (API Gateway ends a request at 30 s)", MaxTimeout)
-	}
-	if cfg.MaxConcurrent < 0 {
-		return fmt.Errorf("ASK_MAX_CONCURRENT: must be positive")
-	}
-	return nil
 }

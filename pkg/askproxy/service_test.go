@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/config"
+
 	"github.com/agentgate/agentgate/pkg/nodetest"
 )
 
@@ -24,7 +26,7 @@ var epoch = time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)
 // builtin serves askproxy with its default, built-in upstream.
 func builtin(t *testing.T) string {
 	t.Helper()
-	svc := New(Config{Now: func() time.Time { return epoch }})
+	svc := New(config.Ask{}, func() time.Time { return epoch })
 	srv := httptest.NewServer(Handler(svc.Server("test")))
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -30,9 +30,6 @@ const (
 	// DefaultTimeout is below API Gateway's 30 s, so a slow upstream is the
 	// tool's clear error, not the gateway's 504.
 	DefaultTimeout = 25 * time.Second
-	// MaxTimeout is the longest ASK_TIMEOUT: API Gateway ends a request at
-	// 30 s whatever the function is doing.
-	MaxTimeout = 28 * time.Second
 	// answerMargin is kept before the request's own deadline, so that an
 	// upstream that runs out the clock is the tool's clear error, written
 	// in time, rather than the chain's 504.

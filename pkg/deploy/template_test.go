@@ -22,6 +22,7 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 
 	"github.com/agentgate/agentgate/pkg/app"
+	"github.com/agentgate/agentgate/pkg/core"
 	"github.com/agentgate/agentgate/pkg/deploy"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
@@ -157,6 +158,11 @@ func TestFunctionsBuild(t *testing.T) {
 			}
 			bootstrap := filepath.Join(artifacts, "bootstrap")
 			checkLambdaBinary(t, bootstrap)
+			if fi, err := os.Stat(bootstrap); err != nil || fi.Size() > maxBootstrap(f.Name) {
+				t.Errorf("bootstrap: %v, %d bytes, over the ceiling of %d", err, fi.Size(), maxBootstrap(f.Name))
+			} else {
+				t.Logf("bootstrap: %d bytes", fi.Size())
+			}
 
 			bi, err := buildinfo.ReadFile(bootstrap)
 			if err != nil {
@@ -176,6 +182,17 @@ func TestFunctionsBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// maxBootstrap is the most a function's bootstrap may weigh: 15 MB, a
+// function's own code and the core. The agentcard function is over it: its
+// v0.3 front door (a2a-go's a2acompat/a2av0) links a2a-go v0, which links
+// gRPC, about 7 MB of it; its ceiling holds it where it is until that goes.
+func maxBootstrap(name string) int64 {
+	if name == "agentcard" {
+		return 21_000_000
+	}
+	return 15_000_000
 }
 
 // checkLambdaBinary fails unless path is an arm64 ELF binary without a
@@ -231,7 +248,7 @@ func TestRoutes(t *testing.T) {
 		// Every route the code can serve, optional ones included: the
 		// template routes the protected-resource metadata, which the MCP
 		// function answers 404 while no authorization server is set.
-		every := app.Deps{Config: app.Config{AuthorizationServers: []string{"https://auth.example"}}}
+		every := app.Deps{Services: core.Services{Config: app.Config{AuthorizationServers: []string{"https://auth.example"}}}}
 		for _, r := range f.Routes(every) {
 			want[route{r.APIGatewayMethod(), r.APIGatewayPath()}] = true
 		}
@@ -496,7 +513,7 @@ func TestNoBroadAccess(t *testing.T) {
 func TestAllowedOrigins(t *testing.T) {
 	tpl := load(t)
 	for _, f := range app.Functions {
-		serves := slices.ContainsFunc(f.Routes(app.Deps{Config: app.Config{MCPEnabled: true}}), func(r web.Route) bool { return r.MCP })
+		serves := slices.ContainsFunc(f.Routes(app.Deps{Services: core.Services{Config: app.Config{MCPEnabled: true}}}), func(r web.Route) bool { return r.MCP })
 		fn := function(t, f)
 		var v string
 		if fn.Environment != nil {
@@ -523,7 +540,7 @@ func TestAllowedOrigins(t *testing.T) {
 func TestPublicRoutesAreThrottled(t *testing.T) {
 	for _, f := range app.Functions {
 		fn := function(t, f)
-		for _, r := range f.Routes(app.Deps{Config: app.Config{MCPEnabled: true}}) {
+		for _, r := range f.Routes(app.Deps{Services: core.Services{Config: app.Config{MCPEnabled: true}}}) {
 			if !r.Public || r.Class == "" || r.Method != http.MethodPost {
 				continue
 			}
@@ -538,5 +555,54 @@ func TestPublicRoutesAreThrottled(t *testing.T) {
 				t.Errorf("%s %s %s: public and paid for, but has no route throttle (RouteSettings) in template.yaml", f.LogicalID, r.Method, r.Path)
 			}
 		}
+	}
+}
+
+// mustNotLink lists, per function, import paths (or path prefixes ending in
+// "/") its binary must not link: another function's code, and never the
+// embedded store (bbolt) or the local server. Each function's main hands
+// its own package's builder to core.Main; an import that drags in another
+// function's code shows here first.
+var mustNotLink = map[string][]string{
+	"*": {"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing"},
+	"askproxy": {"github.com/a2aproject/", mod + "/pkg/dispatch", mod + "/pkg/a2acall", mod + "/pkg/mcpserver",
+		mod + "/pkg/agentcard", mod + "/pkg/connector", "google.golang.org/grpc"},
+	"agentcard": {mod + "/pkg/mcpserver", mod + "/pkg/connector", mod + "/pkg/askproxy", mod + "/pkg/docsqa",
+		"github.com/modelcontextprotocol/go-sdk/mcp"},
+	"connector": {mod + "/pkg/mcpserver", mod + "/pkg/agentcard", mod + "/pkg/askproxy", mod + "/pkg/docsqa",
+		"github.com/modelcontextprotocol/go-sdk/mcp", "google.golang.org/grpc"},
+	"mcp": {mod + "/pkg/agentcard", "google.golang.org/grpc"},
+}
+
+const mod = "github.com/agentgate/agentgate"
+
+// TestFunctionsLinkOnlyTheirOwnCode: no function's binary links a package
+// it must not (mustNotLink), by the import graph go list reports for its
+// main package as make builds it.
+func TestFunctionsLinkOnlyTheirOwnCode(t *testing.T) {
+	t.Parallel()
+	for _, f := range app.Functions {
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			list := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "./"+f.Dir)
+			list.Dir = filepath.Join("..", "..")
+			list.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+			out, err := list.Output()
+			if err != nil {
+				t.Fatalf("go list -deps ./%s: %v", f.Dir, err)
+			}
+			deps := strings.Fields(string(out))
+			if !slices.Contains(deps, mod+"/pkg/core") {
+				t.Fatalf("./%s does not start through pkg/core: %d packages", f.Dir, len(deps))
+			}
+			for _, banned := range slices.Concat(mustNotLink["*"], mustNotLink[f.Name]) {
+				for _, p := range deps {
+					if p == banned || (strings.HasSuffix(banned, "/") && strings.HasPrefix(p, banned)) || strings.HasPrefix(p, banned+"/") {
+						t.Errorf("%s links %s (banned: %s)", f.Name, p, banned)
+						break
+					}
+				}
+			}
+		})
 	}
 }
