@@ -258,14 +258,16 @@ func TestRevokedKeyIsRefusedOnTheNextRequestEverywhere(t *testing.T) {
 					t.Fatalf("new key on the other instance: %d %s", rec.Code, rec.Body)
 				}
 			}
-			// The listing shows use, and never a secret or hash.
+			// The listing shows use, and never a secret or hash. Uses are
+			// written at most once a minute per key and instance (the first
+			// at once), so the second may still be waiting.
 			rec = do(instA, request{method: "GET", path: "/api/keys", auth: jwtAuth})
 			body := readAll(t, rec.Body)
 			var list struct{ Keys []apikey.Info }
 			if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Keys) != 1 {
 				t.Fatalf("list: %s (%v)", body, err)
 			}
-			if k := list.Keys[0]; k.UseCount != 2 || k.LastUsedAt == nil || k.Name != "ci" || k.Prefix != apikey.DisplayPrefix(created.ID) {
+			if k := list.Keys[0]; k.UseCount < 1 || k.UseCount > 2 || k.LastUsedAt == nil || k.Name != "ci" || k.Prefix != apikey.DisplayPrefix(created.ID) {
 				t.Fatalf("listed key %+v", k)
 			}
 			if strings.Contains(body, created.Key[len(apikey.DisplayPrefix(created.ID)):]) || strings.Contains(body, "hash") {

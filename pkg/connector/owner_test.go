@@ -148,7 +148,9 @@ func TestOwnerFlow(t *testing.T) {
 				t.Fatalf("owner's chat: %s", a.raw)
 			}
 			a = want(t, "connector after use", call(t, one, alice, "GET", "/api/agents/my-echo/connector", nil), http.StatusOK)
-			if k := a.body["key"].(map[string]any); k["useCount"] != 2.0 || k["lastUsedAt"] == nil {
+			// Key uses are written at most once a minute per key and
+			// instance (the first at once): the second may still be waiting.
+			if k := a.body["key"].(map[string]any); (k["useCount"] != 1.0 && k["useCount"] != 2.0) || k["lastUsedAt"] == nil {
 				t.Errorf("key use: %s", a.raw)
 			}
 			want(t, "bad chat", call(t, one, key1, "POST", "/api/agents/my-echo/chat", map[string]any{"message": " "}), http.StatusBadRequest)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
@@ -19,9 +20,14 @@ import (
 // DefaultMaxBody caps request bodies unless configured otherwise.
 const DefaultMaxBody = 1 << 20
 
-// Authenticator establishes a request's principal (package auth).
+// Authenticator establishes a request's principal (package auth), in two
+// steps so that the chain knows whom to count before the store has answered.
 type Authenticator interface {
-	Authenticate(ctx context.Context, r *http.Request) (agentgate.Principal, error)
+	// Identify checks, with no store call, what can be checked of r's
+	// credential, and returns the subject its per-principal rate limit
+	// counts (an API key's id, a JWT's verified sub) and the rest of the
+	// check (for an API key, the key read). An error is the refusal.
+	Identify(r *http.Request) (subject string, authenticate func(context.Context) (agentgate.Principal, error), err error)
 }
 
 // Limiter counts a request against a rule (package ratelimit).
@@ -50,6 +56,11 @@ type Limits struct {
 // Origin and Host check (origin.go; before anything that costs a store
 // call), rate limit by client IP, authentication, rate limit by principal,
 // authorization (scope fence, then the route's own hook), the handler.
+//
+// That is the order of the answers, not of the work: on Lambda a request's
+// latency is its sequential store round trips, so the three steps that cost
+// one (the two rate-limit windows and the key read) run concurrently, and
+// the request waits for one round trip before its handler (admit).
 type Chain struct {
 	MaxBody int64             // 0: DefaultMaxBody
 	Timeout time.Duration     // 0: DefaultTimeout
@@ -89,37 +100,83 @@ func (c *Chain) handler(rt Route) http.Handler {
 				return
 			}
 		}
-		if !c.allow(w, r, rt.Class, "ip", ClientIP(r), func(l Limits) ratelimit.Rule { return l.PerIP }) {
+		if rt.Public {
+			if l := c.limit(r.Context(), rt.Class, "ip", ClientIP(r), perIP); l != nil {
+				l.write(w, r)
+				return
+			}
+			rt.Handler.ServeHTTP(w, r)
 			return
 		}
-		if !rt.Public {
-			p, err := c.authenticate(r)
-			if err != nil {
-				if agentgate.ErrorCode(err) == agentgate.EUNAUTHORIZED {
-					w.Header().Set("WWW-Authenticate", c.challenge(r))
-				}
-				WriteError(w, r, err)
-				return
-			}
-			r = r.WithContext(agentgate.WithPrincipal(r.Context(), p))
-			if !c.allow(w, r, rt.Class, "principal", p.Subject, func(l Limits) ratelimit.Rule { return l.PerPrincipal }) {
-				return
-			}
-			if err := authorize(rt, r, p); err != nil {
-				WriteError(w, r, err)
-				return
-			}
+		p, ok := c.admit(w, r, rt.Class)
+		if !ok {
+			return
+		}
+		r = r.WithContext(agentgate.WithPrincipal(r.Context(), p))
+		if err := authorize(rt, r, p); err != nil {
+			WriteError(w, r, err)
+			return
 		}
 		rt.Handler.ServeHTTP(w, r)
 	})
 	return recoverPanics(capBody(maxBody, rt.MCP || rt.JSONRPC, withDeadline(timeout, inner)))
 }
 
-func (c *Chain) authenticate(r *http.Request) (agentgate.Principal, error) {
+func perIP(l Limits) ratelimit.Rule        { return l.PerIP }
+func perPrincipal(l Limits) ratelimit.Rule { return l.PerPrincipal }
+
+// admit runs the security steps of an authenticated route that cost a store
+// call (the per-IP window, authentication and the per-principal window)
+// concurrently, waits for all three, then answers as if they had run in
+// order: per-IP refusal (429), then authentication's (401, or 503 when the
+// store failed), then per-principal refusal (429). The answer a request gets
+// is the same as if the steps ran one after another; only the wait is one
+// round trip instead of three or four.
+//
+// That needs the principal's rate-limit subject before the store says who
+// it is: Authn.Identify gives it locally (an API key's id, a JWT's verified
+// sub), so the per-principal budget is per key rather than per owner. A
+// credential refused by Identify is a 401 at once, with no store call, not
+// even the per-IP window's: it costs nothing to count.
+//
+// It writes the refusal and returns false when the request may not go on.
+func (c *Chain) admit(w http.ResponseWriter, r *http.Request, class string) (agentgate.Principal, bool) {
 	if c.Authn == nil {
-		return agentgate.Principal{}, agentgate.Errorf(agentgate.EUNAUTHORIZED, "authentication is not configured on this deployment")
+		c.unauthorized(w, r, agentgate.Errorf(agentgate.EUNAUTHORIZED, "authentication is not configured on this deployment"))
+		return agentgate.Principal{}, false
 	}
-	return c.Authn.Authenticate(r.Context(), r)
+	subject, authenticate, err := c.Authn.Identify(r)
+	if err != nil {
+		c.unauthorized(w, r, err)
+		return agentgate.Principal{}, false
+	}
+	ctx := r.Context()
+	var ipLimit, principalLimit *limited
+	var wg sync.WaitGroup
+	wg.Go(func() { ipLimit = c.limit(ctx, class, "ip", ClientIP(r), perIP) })
+	wg.Go(func() { principalLimit = c.limit(ctx, class, "principal", subject, perPrincipal) })
+	p, err := authenticate(ctx)
+	wg.Wait()
+	switch {
+	case ipLimit != nil:
+		ipLimit.write(w, r)
+	case err != nil:
+		c.unauthorized(w, r, err)
+	case principalLimit != nil:
+		principalLimit.write(w, r)
+	default:
+		return p, true
+	}
+	return agentgate.Principal{}, false
+}
+
+// unauthorized writes authentication's error: a refusal with its challenge,
+// anything else (a store failure: 503) as it is.
+func (c *Chain) unauthorized(w http.ResponseWriter, r *http.Request, err error) {
+	if agentgate.ErrorCode(err) == agentgate.EUNAUTHORIZED {
+		w.Header().Set("WWW-Authenticate", c.challenge(r))
+	}
+	WriteError(w, r, err)
 }
 
 // challenge builds the RFC 6750 WWW-Authenticate value of a 401: with
@@ -142,30 +199,41 @@ func (c *Chain) challenge(r *http.Request) string {
 	return "Bearer " + strings.Join(params, ", ")
 }
 
-// allow applies one rate-limit rule; it writes the refusal and returns false
-// when the budget is spent. A store failure lets the request through: rate
-// limiting protects capacity, it is not access control, and the routes that
-// need the store fail on their own with a 503.
-func (c *Chain) allow(w http.ResponseWriter, r *http.Request, class, kind, subject string, pick func(Limits) ratelimit.Rule) bool {
+// limited is a rate-limit refusal, to be written once the chain has decided
+// which of its refusals is the answer.
+type limited struct {
+	rule       ratelimit.Rule
+	retryAfter time.Duration
+}
+
+func (l *limited) write(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(l.retryAfter.Seconds())))
+	WriteError(w, r, agentgate.Errorf(agentgate.ERATELIMITED, "rate limit of %d per %s exceeded; retry in %s", l.rule.Limit, l.rule.Window, l.retryAfter))
+}
+
+// limit counts the request against one rate-limit rule (the one pick takes
+// from the class's Limits) and returns the refusal when the budget is spent,
+// nil otherwise. A store failure lets the request through: rate limiting
+// protects capacity, it is not access control, and the routes that need the
+// store fail on their own with a 503.
+func (c *Chain) limit(ctx context.Context, class, kind, subject string, pick func(Limits) ratelimit.Rule) *limited {
 	if c.Limiter == nil || class == "" || subject == "" {
-		return true
+		return nil
 	}
 	limits, ok := c.Limits[class]
 	rule := pick(limits)
 	if !ok || rule.Off() {
-		return true
+		return nil
 	}
-	d, err := c.Limiter.Allow(r.Context(), class+":"+kind, subject, rule)
+	d, err := c.Limiter.Allow(ctx, class+":"+kind, subject, rule)
 	if err != nil {
-		slog.WarnContext(r.Context(), "rate limit not checked: store failed", "class", class, "kind", kind, "err", err)
-		return true
+		slog.WarnContext(ctx, "rate limit not checked: store failed", "class", class, "kind", kind, "err", err)
+		return nil
 	}
 	if d.Allowed {
-		return true
+		return nil
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfter.Seconds())))
-	WriteError(w, r, agentgate.Errorf(agentgate.ERATELIMITED, "rate limit of %d per %s exceeded; retry in %s", rule.Limit, rule.Window, d.RetryAfter))
-	return false
+	return &limited{rule: rule, retryAfter: d.RetryAfter}
 }
 
 // authorize is the scope fence, then the route's own check.

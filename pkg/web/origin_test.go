@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,17 +16,20 @@ import (
 )
 
 // counting counts what the chain asks of the rate limiter and the
-// authenticator, and lets everyone through as alice.
-type counting struct{ limits, authns int }
+// authenticator, and lets everyone through as alice. The chain asks
+// concurrently: the counters are atomic.
+type counting struct{ limits, authns atomic.Int64 }
 
 func (c *counting) Allow(context.Context, string, string, ratelimit.Rule) (ratelimit.Decision, error) {
-	c.limits++
+	c.limits.Add(1)
 	return ratelimit.Decision{Allowed: true}, nil
 }
 
-func (c *counting) Authenticate(context.Context, *http.Request) (agentgate.Principal, error) {
-	c.authns++
-	return agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser}, nil
+func (c *counting) Identify(*http.Request) (string, func(context.Context) (agentgate.Principal, error), error) {
+	c.authns.Add(1)
+	return "alice", func(context.Context) (agentgate.Principal, error) {
+		return agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser}, nil
+	}, nil
 }
 
 // mcpChain serves an authenticated, rate-limited MCP route at /mcp and a
@@ -92,8 +96,8 @@ func TestOriginIsCheckedOnMCPRoutes(t *testing.T) {
 			}
 		}
 	}
-	if cnt.limits != 0 || cnt.authns != 0 {
-		t.Errorf("refusals cost %d rate-limit and %d authentication calls, want none", cnt.limits, cnt.authns)
+	if cnt.limits.Load() != 0 || cnt.authns.Load() != 0 {
+		t.Errorf("refusals cost %d rate-limit and %d authentication calls, want none", cnt.limits.Load(), cnt.authns.Load())
 	}
 
 	twoOrigins := httptest.NewRequest("POST", "/mcp", nil)
@@ -162,8 +166,8 @@ func TestHostIsCheckedOnLoopbackListeners(t *testing.T) {
 			t.Errorf("Host %q on a loopback listener: %d %+v, want 403 naming the host", host, rec.Code, e)
 		}
 	}
-	if cnt.limits != 0 || cnt.authns != 0 {
-		t.Errorf("refusals cost %d rate-limit and %d authentication calls, want none", cnt.limits, cnt.authns)
+	if cnt.limits.Load() != 0 || cnt.authns.Load() != 0 {
+		t.Errorf("refusals cost %d rate-limit and %d authentication calls, want none", cnt.limits.Load(), cnt.authns.Load())
 	}
 	for _, host := range []string{"localhost", "localhost:8080", "127.0.0.1:8080", "[::1]:8080", "[::1]"} {
 		req := onLoopback(httptest.NewRequest("GET", "/mcp", nil))
