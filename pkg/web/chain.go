@@ -129,9 +129,9 @@ func perPrincipal(l Limits) ratelimit.Rule { return l.PerPrincipal }
 // call (the per-IP window, authentication and the per-principal window)
 // concurrently, waits for all three, then answers as if they had run in
 // order: per-IP refusal (429), then authentication's (401, or 503 when the
-// store failed), then per-principal refusal (429). The answer a request gets
-// is the same as if the steps ran one after another; only the wait is one
-// round trip instead of three or four.
+// store failed), then per-principal refusal (429). Which refusal answers
+// never depends on which store call returned first; only the wait changed:
+// one round trip instead of three or four.
 //
 // That needs the principal's rate-limit subject before the store says who
 // it is: Authn.Identify gives it locally (an API key's id, a JWT's verified
