@@ -160,3 +160,9 @@ func ExposureKey() Key { return Key{PK: "EXPOSURE", SK: "MCP"} }
 func RateKey(class, subject string, window int64) Key {
 	return Key{PK: join("RATE", class, subject, fmt.Sprint(window)), SK: skRate}
 }
+
+// Volatile reports whether the item at k may live in a single-process
+// store's memory rather than on its disk: a rate-limit window, counted on
+// every request, which ends with its window anyway and whose loss on a
+// restart costs nothing but a fresh budget.
+func Volatile(k Key) bool { return k.SK == skRate }

@@ -2,7 +2,10 @@
 // `agentgate serve` and for fast tests. It is built on bbolt: one writer at a
 // time, any number of readers, each operation one transaction, so every
 // conditional write (create-if-absent, compare-and-set, counting) is atomic
-// without further locking, and a committed write survives a crash.
+// without further locking, and a committed write survives a crash. The
+// rate-limit windows are the exception (store.Volatile): counted on every
+// request, they live in the process's memory, which serves every request,
+// and cost no synced disk write.
 package embedded
 
 import (
@@ -38,6 +41,8 @@ var ErrInUse = errors.New("store file is in use by another process")
 type Store struct {
 	db  *bbolt.DB
 	now func() time.Time
+	// volatile holds the rate-limit windows, in memory (store.Volatile).
+	volatile volatile
 }
 
 var _ store.Store = (*Store)(nil)
@@ -92,6 +97,9 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Get(_ context.Context, key store.Key) (store.Item, error) {
 	if err := store.CheckKey(key); err != nil {
 		return store.Item{}, err
+	}
+	if store.Volatile(key) {
+		return s.volatile.get(key, s.now())
 	}
 	var it store.Item
 	err := s.db.View(func(tx *bbolt.Tx) error {
@@ -162,6 +170,9 @@ func (s *Store) Add(_ context.Context, key store.Key, delta int64, opts store.Ad
 	if err := store.CheckKey(key); err != nil {
 		return 0, err
 	}
+	if store.Volatile(key) {
+		return s.volatile.add(key, delta, opts, s.now())
+	}
 	r, err := s.write(key, func(cur *record, now time.Time) (record, error) {
 		if cur == nil {
 			if opts.MustExist {
@@ -181,6 +192,10 @@ func (s *Store) Add(_ context.Context, key store.Key, delta int64, opts store.Ad
 func (s *Store) Delete(_ context.Context, key store.Key) error {
 	if err := store.CheckKey(key); err != nil {
 		return err
+	}
+	if store.Volatile(key) {
+		s.volatile.remove(key)
+		return nil
 	}
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		k := itemKey(key)
