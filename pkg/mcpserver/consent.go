@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/mcpsession"
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
@@ -36,8 +36,9 @@ const ConsentTTL = 10 * time.Minute
 // MinConsentSecret is the shortest HMAC secret accepted.
 const MinConsentSecret = 32
 
-// consentKey names the elicitation among a request's input requests.
-const consentKey = "consent"
+// consentKey names the elicitation among a request's input requests: the
+// session layer's, since it carries the answer to the retried call.
+const consentKey = mcpsession.ConsentKey
 
 // consentClaims are what a requestState says, signed.
 type consentClaims struct {
@@ -132,7 +133,7 @@ type consents struct {
 
 // create records a new pending consent and returns its id.
 func (c consents) create(ctx context.Context, rec consentRecord) (string, error) {
-	id, err := randomID()
+	id, err := mcpsession.NewID()
 	if err != nil {
 		return "", err
 	}
@@ -168,14 +169,4 @@ func (c consents) transition(ctx context.Context, id string, version int64, rec 
 	}
 	_, err = c.store.Update(ctx, store.Item{Key: store.ConsentKey(id), Kind: "consent", Data: data, Version: version, ExpiresAt: c.now().Add(c.ttl)})
 	return err
-}
-
-// randomID returns 128 random bits, URL-safe: unguessable ids for
-// sessions, streams and consents.
-func randomID() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }

@@ -134,7 +134,7 @@ func (o *DispatchOutput) handed() bool                { return o.Dispatched }
 func (o *DispatchOutput) result() *mcp.CallToolResult { return result(*o) }
 
 // result is the text a model reads beside the structured output. It is
-// also the answer legacy.go gives a call whose consent went unanswered,
+// also the answer pkg/mcpsession gives a call whose consent went unanswered,
 // whatever the tool: {"dispatched": false, "reason"} fits every work
 // tool's output.
 func result(out DispatchOutput) *mcp.CallToolResult {

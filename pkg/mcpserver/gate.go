@@ -22,14 +22,14 @@ import (
 // runs it through handing.run: one policy (REQUIRE_DISPATCH_CONSENT), one
 // question, one signed state bound to the caller, the tool and a digest of
 // the arguments, one consent record that lets the first answer decide, in
-// both protocol generations (MRTR, or legacy.go's elicitation on the
+// both protocol generations (MRTR, or pkg/mcpsession's elicitation on the
 // tools/call stream). No tool sends anything to an agent but through
 // handing.send, which only run calls.
 
 // output is what a tool that hands work to an agent answers with. Each
 // such output says whether the work was handed over ("dispatched", the one
 // required field) and if not why ("reason"); every other field is optional,
-// so that a refusal made without knowing the tool (legacy.go's unanswered
+// so that a refusal made without knowing the tool (pkg/mcpsession's unanswered
 // consent) fits the schema of each.
 type output[T any] interface {
 	*T

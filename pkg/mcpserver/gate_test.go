@@ -9,7 +9,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/mcpschema"
 )
 
-// TestRefusalFitsEveryWorkTool: the refusal legacy.go sends when a consent
+// TestRefusalFitsEveryWorkTool: the refusal pkg/mcpsession sends when a consent
 // goes unanswered is dispatch_task's ({"dispatched": false, "reason"}),
 // whatever the tool; it must be valid against the output schema of every
 // tool that hands work to an agent, which clients check (the TypeScript

@@ -10,7 +10,7 @@
 //     consent is an MRTR round (the tool returns an input request and a
 //     signed requestState; the retry may land on any instance).
 //   - 2025-11-25, 2025-06-18 and 2025-03-26 clients get sessions, which
-//     the SDK keeps only in memory; legacy.go keeps them in the table, so
+//     the SDK keeps only in memory; pkg/mcpsession keeps them in the table, so
 //     that any instance serves any session, and turns a consent into an
 //     elicitation/create on the tools/call stream whose answer may reach
 //     any instance.
@@ -37,6 +37,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/connector"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/mcphttp"
+	"github.com/agentgate/agentgate/pkg/mcpsession"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
@@ -120,7 +121,7 @@ type Server struct {
 	usersMu         sync.Mutex
 	users           map[string]*mcp.Server // by exposureSet.key
 	stateless       mcphttp.Stateless
-	legacy          *legacy
+	sessions        *mcpsession.Handler
 }
 
 // New returns the MCP server.
@@ -175,7 +176,10 @@ func New(opts Options) (*Server, error) {
 	if ttl == 0 {
 		ttl = DefaultSessionTTL
 	}
-	s.legacy = &legacy{store: opts.Store, server: s.server, ttl: ttl, now: now}
+	out := DispatchOutput{Reason: "no answer to the consent request reached agentgate in time; nothing was dispatched"}
+	unanswered := result(out) // the result dispatch_task gives for any refusal
+	unanswered.StructuredContent = out
+	s.sessions = &mcpsession.Handler{Store: opts.Store, Server: s.server, TTL: ttl, Now: now, Unanswered: unanswered}
 	return s, nil
 }
 
@@ -202,7 +206,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.legacy.ServeHTTP(w, r)
+	s.sessions.ServeHTTP(w, r)
 }
 
 // allowed reports whether an allow-list (nil: everything) allows name.

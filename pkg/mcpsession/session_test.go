@@ -1,4 +1,4 @@
-package mcpserver
+package mcpsession
 
 import (
 	"encoding/json"
@@ -69,8 +69,9 @@ func TestUnansweredConsentExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l := &legacy{store: st, ttl: time.Hour, now: clock.Now,
-		server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}
+	refusal := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Not dispatched: nothing was dispatched"}}}
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock.Now, Unanswered: refusal,
+		Server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}
 	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
 	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: clock.Now()})
 	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: sess}); err != nil {
@@ -86,7 +87,7 @@ func TestUnansweredConsentExpires(t *testing.T) {
 		req.Header.Set("Mcp-Session-Id", "s1")
 		req.Header.Set("Last-Event-ID", last)
 		rec := httptest.NewRecorder()
-		l.ServeHTTP(rec, req)
+		h.ServeHTTP(rec, req)
 		return rec
 	}
 	// Before the limit: a keep-alive with a new id.
@@ -107,7 +108,7 @@ func TestUnansweredConsentExpires(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"agentgate-consent-st","result":{"action":"accept","content":{"approve":true}}}`)).WithContext(ctx)
 	req.Header.Set("Mcp-Session-Id", "s1")
 	rec := httptest.NewRecorder()
-	l.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusAccepted {
 		t.Errorf("late answer: %d %s", rec.Code, rec.Body)
 	}
@@ -124,7 +125,7 @@ func TestExpiredSessionIs404(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l := &legacy{store: st, ttl: time.Hour, now: clock}
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
 	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
 	rec := sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, CreatedAt: now, LastSeen: now}
 	data, _ := json.Marshal(rec)
@@ -132,19 +133,19 @@ func TestExpiredSessionIs404(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(50 * time.Minute) // past a quarter of the TTL: the next request slides it
-	got, version, err := l.lookup(ctx, "s1")
+	got, version, err := h.lookup(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.save(ctx, "s1", got, version, false); err != nil {
+	if err := h.save(ctx, "s1", got, version, false); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(50 * time.Minute) // 100 minutes after creation, 50 after the slide
-	if _, _, err := l.lookup(ctx, "s1"); err != nil {
+	if _, _, err := h.lookup(ctx, "s1"); err != nil {
 		t.Fatalf("a session used 50 minutes ago: %v", err)
 	}
 	now = now.Add(61 * time.Minute)
-	if _, _, err := l.lookup(ctx, "s1"); err != errNoSession {
+	if _, _, err := h.lookup(ctx, "s1"); err != errNoSession {
 		t.Fatalf("a session idle past its TTL: %v, want errNoSession", err)
 	}
 }

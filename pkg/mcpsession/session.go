@@ -1,4 +1,4 @@
-package mcpserver
+package mcpsession
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
-// legacy serves MCP sessions (protocol 2025-11-25, 2025-06-18, 2025-03-26)
+// Handler serves MCP sessions (protocol 2025-11-25, 2025-06-18, 2025-03-26)
 // from the table, so that no request depends on the memory of another:
 //
 //   - initialize creates a session record (the SDK's session state, the
@@ -36,11 +36,21 @@ import (
 //   - the client's answer, POSTed to any instance, re-runs the tools/call
 //     with the answer and stores its result as event 1;
 //   - the client's GET with Last-Event-ID, on any instance, replays it.
-type legacy struct {
-	store  store.Store
-	server func(*http.Request) (*mcp.Server, error) // which serves the request's caller, or why none does
-	ttl    time.Duration
-	now    func() time.Time
+//
+// It expects the principal in the request's context (the security chain
+// puts it there): a session is its creator's only.
+type Handler struct {
+	Store store.Store
+	// Server is the SDK server that serves the request's caller, or why
+	// none does.
+	Server func(*http.Request) (*mcp.Server, error)
+	// TTL is how long an idle session, and a stream's events, live.
+	TTL time.Duration
+	Now func() time.Time
+	// Unanswered is the result of a tools/call whose consent went
+	// unanswered, whatever the tool: the server's refusal, which must fit
+	// every consent-gated tool's output schema.
+	Unanswered *mcp.CallToolResult
 }
 
 // sessionRecord is a legacy session's table item.
@@ -81,18 +91,18 @@ const (
 
 const headerSession = "Mcp-Session-Id"
 
-func (l *legacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
-		l.post(w, r)
+		h.post(w, r)
 	case http.MethodGet:
-		l.get(w, r)
+		h.get(w, r)
 	case http.MethodDelete:
-		l.delete(w, r)
+		h.delete(w, r)
 	}
 }
 
-func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	checked, body, ok := mcphttp.ReadMessage(w, r)
 	if !ok {
 		return
@@ -110,35 +120,35 @@ func (l *legacy) post(w http.ResponseWriter, r *http.Request) {
 			web.WriteRPCError(w, http.StatusBadRequest, req.ID.Raw(), jsonrpc.CodeInvalidRequest, "initialize inside a session: start a new session without Mcp-Session-Id")
 			return
 		}
-		l.initialize(w, r, req)
+		h.initialize(w, r, req)
 		return
 	}
-	sess, version, ok := l.load(w, r, sid)
+	sess, version, ok := h.load(w, r, sid)
 	if !ok {
 		return
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		if !m.IsCall() {
-			l.notification(w, r, sid, sess, version, m)
+			h.notification(w, r, sid, sess, version, m)
 			return
 		}
-		l.call(w, r, sid, sess, version, m)
+		h.call(w, r, sid, sess, version, m)
 	case *jsonrpc.Response:
-		l.answer(w, r, sid, sess, m)
+		h.answer(w, r, sid, sess, m)
 	}
 }
 
 // initialize starts a session: the SDK answers the handshake, the record
 // goes to the table, and the answer carries the new session's id.
-func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) {
 	ctx := r.Context()
-	sid, err := randomID()
+	sid, err := NewID()
 	if err != nil {
 		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
-	resp, _, err := l.run(ctx, r, sid, nil, req)
+	resp, _, err := h.run(ctx, r, sid, nil, req)
 	if err != nil {
 		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
@@ -163,7 +173,7 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 	// negotiated one there, not the one the client asked for.
 	params.ProtocolVersion = result.ProtocolVersion
 	p := principal(ctx)
-	now := l.now().UTC()
+	now := h.Now().UTC()
 	rec := sessionRecord{Subject: p.Subject, Scope: p.Scope, Agent: p.Agent, CreatedAt: now, LastSeen: now,
 		State: mcp.ServerSessionState{InitializeParams: &params, NegotiatedProtocolVersion: result.ProtocolVersion}}
 	data, err := json.Marshal(rec)
@@ -171,7 +181,7 @@ func (l *legacy) initialize(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		web.WriteRPCFailure(w, r, req.ID.Raw(), err)
 		return
 	}
-	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, ExpiresAt: now.Add(l.ttl)}); err != nil {
+	if _, err := h.Store.Create(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, ExpiresAt: now.Add(h.TTL)}); err != nil {
 		writeStoreError(w, r, req.ID.Raw(), err)
 		return
 	}
@@ -200,7 +210,7 @@ const maxSessionIDLen = 128
 // lookup reads the session sid and checks that it is the caller's. It
 // returns an EINVALID error for a missing or malformed id, errNoSession, a
 // store error, or the record and its version.
-func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, error) {
+func (h *Handler) lookup(ctx context.Context, sid string) (sessionRecord, int64, error) {
 	switch {
 	case sid == "":
 		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is required; initialize first")
@@ -210,7 +220,7 @@ func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, 
 		// The spec's rule for session ids: visible ASCII only.
 		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id may only contain visible ASCII characters; initialize a new session")
 	}
-	it, err := l.store.Get(ctx, store.SessionKey(sid))
+	it, err := h.Store.Get(ctx, store.SessionKey(sid))
 	if errors.Is(err, store.ErrNotFound) {
 		return sessionRecord{}, 0, errNoSession
 	} else if err != nil {
@@ -229,8 +239,8 @@ func (l *legacy) lookup(ctx context.Context, sid string) (sessionRecord, int64, 
 }
 
 // load is lookup answering its failures (failLookup).
-func (l *legacy) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
-	rec, version, err := l.lookup(r.Context(), sid)
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, sid string) (sessionRecord, int64, bool) {
+	rec, version, err := h.lookup(r.Context(), sid)
 	if err != nil {
 		failLookup(w, r, err)
 		return sessionRecord{}, 0, false
@@ -252,9 +262,9 @@ func failLookup(w http.ResponseWriter, r *http.Request, err error) {
 
 // save stores the session with a fresh TTL. The TTL slides on a write at
 // most every quarter TTL, so that most requests cost one read, no write.
-func (l *legacy) save(ctx context.Context, sid string, rec sessionRecord, version int64, force bool) error {
-	now := l.now().UTC()
-	if !force && now.Sub(rec.LastSeen) < l.ttl/4 {
+func (h *Handler) save(ctx context.Context, sid string, rec sessionRecord, version int64, force bool) error {
+	now := h.Now().UTC()
+	if !force && now.Sub(rec.LastSeen) < h.TTL/4 {
 		return nil
 	}
 	rec.LastSeen = now
@@ -262,7 +272,7 @@ func (l *legacy) save(ctx context.Context, sid string, rec sessionRecord, versio
 	if err != nil {
 		return err
 	}
-	_, err = l.store.Update(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, Version: version, ExpiresAt: now.Add(l.ttl)})
+	_, err = h.Store.Update(ctx, store.Item{Key: store.SessionKey(sid), Kind: "mcp-session", Data: data, Version: version, ExpiresAt: now.Add(h.TTL)})
 	if errors.Is(err, store.ErrConflict) && !force {
 		return nil // a concurrent request slid it already
 	}
@@ -271,10 +281,10 @@ func (l *legacy) save(ctx context.Context, sid string, rec sessionRecord, versio
 
 // notification handles a client notification: initialized and the log
 // level are session state; the rest need no answer.
-func (l *legacy) notification(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
+func (h *Handler) notification(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
 	if m.Method == "notifications/initialized" && sess.State.InitializedParams == nil {
 		sess.State.InitializedParams = &mcp.InitializedParams{}
-		if err := l.save(r.Context(), sid, sess, version, true); err != nil {
+		if err := h.save(r.Context(), sid, sess, version, true); err != nil {
 			writeStoreError(w, r, nil, err)
 			return
 		}
@@ -283,15 +293,15 @@ func (l *legacy) notification(w http.ResponseWriter, r *http.Request, sid string
 }
 
 // call runs one request of a session.
-func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
+func (h *Handler) call(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
 	ctx := r.Context()
-	resp, rec, err := l.run(ctx, r, sid, &sess.State, m)
+	resp, rec, err := h.run(ctx, r, sid, &sess.State, m)
 	if err != nil {
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
 	if requests, state := rec.recorded(); requests != nil {
-		l.elicit(w, r, sid, m, requests, state)
+		h.elicit(w, r, sid, m, requests, state)
 		return
 	}
 	mcphttp.RewordSDKError(ctx, m.Method, resp)
@@ -303,7 +313,7 @@ func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess s
 			sess.State.LogLevel, force = params.Level, true
 		}
 	}
-	if err := l.save(ctx, sid, sess, version, force); err != nil && force {
+	if err := h.save(ctx, sid, sess, version, force); err != nil && force {
 		writeStoreError(w, r, m.ID.Raw(), err)
 		return
 	}
@@ -312,16 +322,16 @@ func (l *legacy) call(w http.ResponseWriter, r *http.Request, sid string, sess s
 
 // elicit stores the pending call and sends the elicitation on an SSE
 // stream that then ends: the answer may reach any instance.
-func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Request, requests mcp.InputRequestMap, state string) {
+func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Request, requests mcp.InputRequestMap, state string) {
 	ctx := r.Context()
-	stream, err := randomID()
+	stream, err := NewID()
 	if err != nil {
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
-	params, ok := requests[consentKey].(*mcp.ElicitParams)
+	params, ok := requests[ConsentKey].(*mcp.ElicitParams)
 	if !ok {
-		web.WriteRPCFailure(w, r, m.ID.Raw(), fmt.Errorf("input request %q is %T, not an elicitation", consentKey, requests[consentKey]))
+		web.WriteRPCFailure(w, r, m.ID.Raw(), fmt.Errorf("input request %q is %T, not an elicitation", ConsentKey, requests[ConsentKey]))
 		return
 	}
 	callID, err := json.Marshal(m.ID.Raw())
@@ -334,7 +344,7 @@ func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *j
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
-	if _, err := l.store.Create(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 0), Kind: "mcp-event", Data: data, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+	if _, err := h.Store.Create(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 0), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
 		// Nothing was dispatched; the call fails, and says why.
 		writeStoreError(w, r, m.ID.Raw(), err)
 		return
@@ -357,7 +367,7 @@ func (l *legacy) elicit(w http.ResponseWriter, r *http.Request, sid string, m *j
 // answer takes the client's answer to an elicitation: the first answer
 // re-runs the pending tools/call with it, and stores the result as the
 // stream's next event. A repeated answer changes nothing.
-func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, m *jsonrpc.Response) {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, m *jsonrpc.Response) {
 	ctx := r.Context()
 	raw, _ := m.ID.Raw().(string)
 	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
@@ -365,7 +375,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
 		return
 	}
-	it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+	it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
 	if errors.Is(err, store.ErrNotFound) {
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
 		return
@@ -389,7 +399,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 		return
 	}
 	it.Data = data
-	if _, err := l.store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
 		w.WriteHeader(http.StatusAccepted) // another instance took the answer
 		return
 	} else if err != nil {
@@ -402,7 +412,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 		web.WriteRPCFailure(w, r, nil, err)
 		return
 	}
-	resp, rec, err := l.run(ctx, r, sid, &sess.State, retry)
+	resp, rec, err := h.run(ctx, r, sid, &sess.State, retry)
 	if err != nil {
 		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: agentgate.ErrorMessage(err)}}
 	} else if requests, _ := rec.recorded(); requests != nil {
@@ -416,7 +426,7 @@ func (l *legacy) answer(w http.ResponseWriter, r *http.Request, sid string, sess
 	}
 	// Stored with a fresh context: the result must land even if this
 	// request is being cut short, or the client's GET waits in vain.
-	if _, err := l.store.Put(context.WithoutCancel(ctx), store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+	if _, err := h.Store.Put(context.WithoutCancel(ctx), store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
 		writeStoreError(w, r, nil, err)
 		return
 	}
@@ -435,7 +445,7 @@ func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, erro
 		params = map[string]json.RawMessage{}
 	}
 	if m.Error == nil && len(m.Result) > 0 {
-		params["inputResponses"] = json.RawMessage(`{"` + consentKey + `":` + string(m.Result) + `}`)
+		params["inputResponses"] = json.RawMessage(`{"` + ConsentKey + `":` + string(m.Result) + `}`)
 	}
 	state, err := json.Marshal(pending.RequestState)
 	if err != nil {
@@ -473,7 +483,7 @@ func (p pendingCall) callID() (jsonrpc.ID, error) {
 // expired) is the client's mistake, and nothing will ever arrive on it:
 // 400 at once, as the go-sdk answers a stream it cannot replay (404 would
 // tell the client that its session is gone).
-func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		// No server-initiated stream: agentgate sends nothing unasked.
@@ -498,16 +508,16 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
 	}
-	if _, _, err := l.lookup(ctx, sid); errors.Is(err, store.ErrUnavailable) {
+	if _, _, err := h.lookup(ctx, sid); errors.Is(err, store.ErrUnavailable) {
 		keepAlive(err)
 		return
 	} else if err != nil {
 		failLookup(w, r, err)
 		return
 	}
-	deadline := l.now().Add(resumeWait)
+	deadline := h.Now().Add(resumeWait)
 	for known := false; ; {
-		it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
+		it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
 		switch {
 		case err == nil:
 			startSSE(w)
@@ -519,7 +529,7 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		}
 		if !known {
 			// Event 0, the pending call, is there as long as the stream.
-			_, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+			_, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
@@ -531,7 +541,7 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 			}
 			known = true
 		}
-		if !l.now().Before(deadline) {
+		if !h.Now().Before(deadline) {
 			break
 		}
 		select {
@@ -544,7 +554,7 @@ func (l *legacy) get(w http.ResponseWriter, r *http.Request) {
 		keepAlive(nil)
 		return
 	}
-	event, err := l.expire(ctx, sid, stream)
+	event, err := h.expire(ctx, sid, stream)
 	if err != nil {
 		keepAlive(err)
 		return
@@ -572,8 +582,8 @@ const maxKeepAlives = 25
 // marked answered, so that a late answer dispatches nothing, and its result
 // (not dispatched) is stored as the stream's event 1 and returned. It
 // returns nil if an answer took the pending call first.
-func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error) {
-	it, err := l.store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+func (h *Handler) expire(ctx context.Context, sid, stream string) ([]byte, error) {
+	it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -588,15 +598,12 @@ func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error)
 	if it.Data, err = json.Marshal(pending); err != nil {
 		return nil, err
 	}
-	if _, err := l.store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	out := DispatchOutput{Reason: "no answer to the consent request reached agentgate in time; nothing was dispatched"}
-	res := result(out) // the result dispatch_task gives for any refusal
-	res.StructuredContent = out
-	encoded, err := json.Marshal(res)
+	encoded, err := json.Marshal(h.Unanswered)
 	if err != nil {
 		return nil, err
 	}
@@ -610,19 +617,19 @@ func (l *legacy) expire(ctx context.Context, sid, stream string) ([]byte, error)
 	}
 	// This request marked the call answered, so no answer will store a
 	// result for it: this refusal is the stream's last event.
-	if _, err := l.store.Put(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: l.now().Add(l.ttl)}); err != nil {
+	if _, err := h.Store.Put(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
 		return nil, err
 	}
 	return event, nil
 }
 
 // delete ends a session.
-func (l *legacy) delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(headerSession)
-	if _, _, ok := l.load(w, r, sid); !ok {
+	if _, _, ok := h.load(w, r, sid); !ok {
 		return
 	}
-	if err := l.store.Delete(r.Context(), store.SessionKey(sid)); err != nil {
+	if err := h.Store.Delete(r.Context(), store.SessionKey(sid)); err != nil {
 		writeStoreError(w, r, nil, err)
 		return
 	}
@@ -631,7 +638,7 @@ func (l *legacy) delete(w http.ResponseWriter, r *http.Request) {
 
 // run answers one request through an SDK session restored from state (nil
 // for initialize), on a connection that lives for this request only.
-func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mcp.ServerSessionState, req *jsonrpc.Request) (*jsonrpc.Response, *inputRecorder, error) {
+func (h *Handler) run(ctx context.Context, r *http.Request, sid string, state *mcp.ServerSessionState, req *jsonrpc.Request) (*jsonrpc.Response, *inputRecorder, error) {
 	rec := &inputRecorder{}
 	ctx = context.WithValue(ctx, recorderKey{}, rec)
 	c := &conn{sid: sid, in: make(chan jsonrpc.Message, 1), out: make(chan jsonrpc.Message), done: make(chan struct{})}
@@ -640,7 +647,7 @@ func (l *legacy) run(ctx context.Context, r *http.Request, sid string, state *mc
 		copied := *state
 		restored = &copied
 	}
-	srv, err := l.server(r)
+	srv, err := h.Server(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -738,7 +745,7 @@ func parseEventID(id string) (stream string, seq, keep int, ok bool) {
 }
 
 // maxStreamIDLen bounds a stream id a client names; agentgate's are 22
-// characters (randomID).
+// characters (NewID).
 const maxStreamIDLen = 64
 
 // isStreamID reports whether s could be a stream id of this server:
@@ -798,4 +805,10 @@ func writeStoreError(w http.ResponseWriter, r *http.Request, id any, err error) 
 		err = agentgate.Wrap(agentgate.EINTERNAL, err, "")
 	}
 	web.WriteRPCFailure(w, r, id, err)
+}
+
+// principal is the caller, as the security chain established it.
+func principal(ctx context.Context) agentgate.Principal {
+	p, _ := agentgate.PrincipalFrom(ctx)
+	return p
 }
