@@ -1,0 +1,34 @@
+// Package mcpsession serves MCP sessions (protocol 2025-11-25, 2025-06-18
+// and 2025-03-26) on go-sdk from the table, so that any Lambda instance
+// serves any session. The SDK keeps a session, and the SSE streams a
+// client resumes, only in the memory of the process that started them; a
+// Lambda function has many processes, any of which may be cold. So:
+//
+//   - Sessions in the table (record.go). initialize stores a record (the
+//     SDK's session state, the principal, timestamps) under an unguessable
+//     id with a sliding TTL; every later request reads it, and only its
+//     creator finds it. The TTL is rewritten at most every quarter TTL,
+//     so that most requests cost one read and no write.
+//   - One request, one SDK connection (conn.go). Each HTTP request runs
+//     through a fresh SDK session restored from the record, on a
+//     connection that carries that one message and its answer, and is
+//     answered as JSON (handler.go, with its statuses: 400 for a bad or
+//     missing session id, 404 for no session, 503 when the table fails,
+//     which must never look like a lost session).
+//   - The consent stream (consent.go). A tool that needs the user's yes
+//     records its input request (RecordInput) instead of blocking on an
+//     elicitation round trip inside the request. The Handler stores the
+//     pending tools/call as the stream's event 0 and sends the
+//     elicitation/create on the tools/call's SSE stream, which then ends
+//     (SEP-1699). The client's answer, POSTed to any instance, claims the
+//     pending call (one answer counts), re-runs the tools/call with it and
+//     stores the result as event 1.
+//   - Replay (replay.go). The client comes back with GET and Last-Event-ID,
+//     on any instance, and gets event 1 once it is there; until then,
+//     keep-alive events with new ids, and after about a minute without an
+//     answer, the consent is claimed as unanswered and the call ends with
+//     the server's refusal (Handler.Unanswered), nothing dispatched.
+//
+// The 2026-07-28 generation needs none of this: it is stateless, and a
+// consent is an MRTR round whose retry may reach any instance.
+package mcpsession

@@ -1,0 +1,176 @@
+package mcpsession
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/web"
+)
+
+// retryAfter is the reconnection delay the SSE streams suggest. The answer
+// POST stores the result before it returns, so a client that comes back
+// this soon usually finds it; one that comes back earlier waits in get's
+// poll. It sets the latency of a legacy consented dispatch.
+const retryAfter = 100 * time.Millisecond
+
+// resumeWait bounds how long a resuming GET waits for a result before it
+// ends with a keep-alive event, and resumePoll how often it looks.
+const (
+	resumeWait = 2 * time.Second
+	resumePoll = 100 * time.Millisecond
+)
+
+// get resumes a stream after Last-Event-ID: it sends the stored result if
+// there is one, and otherwise, after a short wait, a keep-alive event with
+// a new id, so that the client comes back (the official clients give up
+// after a few resumptions without a new event id, and drop their whole
+// connection on any error status here). A table failure is a keep-alive
+// too, for a while. Neither waits forever: after maxKeepAlives, an
+// unanswered consent is closed as refused, and a table still failing is
+// a 503. An id of a stream the session does not have (never had, or has
+// expired) is the client's mistake, and nothing will ever arrive on it:
+// 400 at once, as the go-sdk answers a stream it cannot replay (404 would
+// tell the client that its session is gone).
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		// No server-initiated stream: agentgate sends nothing unasked.
+		// Both official clients open one after initialize and take 405
+		// as "no such stream".
+		w.Header().Set("Allow", "POST, DELETE")
+		web.WriteRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "GET without Last-Event-ID: this server opens no standalone stream")
+		return
+	}
+	stream, seq, keep, ok := parseEventID(last)
+	if !ok {
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Last-Event-ID is not an event id of this server")
+		return
+	}
+	ctx := r.Context()
+	sid := r.Header.Get(headerSession)
+	keepAlive := func(err error) {
+		if err != nil && keep >= maxKeepAlives {
+			writeStoreError(w, r, nil, err)
+			return
+		}
+		startSSE(w)
+		writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
+	}
+	if _, _, err := h.lookup(ctx, sid); errors.Is(err, store.ErrUnavailable) {
+		keepAlive(err)
+		return
+	} else if err != nil {
+		failLookup(w, r, err)
+		return
+	}
+	deadline := h.Now().Add(resumeWait)
+	for known := false; ; {
+		it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
+		switch {
+		case err == nil:
+			startSSE(w)
+			writeEvent(w, eventID(stream, seq+1, 0), 0, it.Data)
+			return
+		case !errors.Is(err, store.ErrNotFound):
+			keepAlive(err)
+			return
+		}
+		if !known {
+			// Event 0, the pending call, is there as long as the stream.
+			_, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+					"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
+				return
+			case err != nil:
+				keepAlive(err)
+				return
+			}
+			known = true
+		}
+		if !h.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(resumePoll):
+		}
+	}
+	if keep+1 < maxKeepAlives {
+		keepAlive(nil)
+		return
+	}
+	event, err := h.expire(ctx, sid, stream)
+	if err != nil {
+		keepAlive(err)
+		return
+	}
+	if event == nil {
+		if keep < 2*maxKeepAlives {
+			keepAlive(nil) // an answer took the call: its result follows
+			return
+		}
+		// The answer's result never landed (the table failed as it was
+		// stored): end the call rather than wait forever.
+		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
+			"the result of this call was lost; look it up with get_execution_result"))
+		return
+	}
+	startSSE(w)
+	writeEvent(w, eventID(stream, seq+1, 0), 0, event)
+}
+
+// maxKeepAlives bounds how many times a resuming GET ends without the
+// result: about a minute of waiting for an answer.
+const maxKeepAlives = 25
+
+// Event ids are <stream>_<seq>, and for keep-alives <stream>_<seq>.k<n>
+// (still after seq, but new, so that clients count them as progress).
+func eventID(stream string, seq, keep int) string {
+	id := stream + "_" + strconv.Itoa(seq)
+	if keep > 0 {
+		id += ".k" + strconv.Itoa(keep)
+	}
+	return id
+}
+
+func parseEventID(id string) (stream string, seq, keep int, ok bool) {
+	i := strings.LastIndexByte(id, '_') // stream ids are base64url, which has '_' too
+	if i <= 0 || !isStreamID(id[:i]) {
+		return "", 0, 0, false
+	}
+	stream, rest := id[:i], id[i+1:]
+	n, k, hasKeep := strings.Cut(rest, ".k")
+	seq, err := strconv.Atoi(n)
+	if err != nil || seq < 0 || seq > 1 {
+		return "", 0, 0, false
+	}
+	if hasKeep {
+		if keep, err = strconv.Atoi(k); err != nil || keep < 0 {
+			return "", 0, 0, false
+		}
+	}
+	return stream, seq, keep, true
+}
+
+// maxStreamIDLen bounds a stream id a client names; agentgate's are 22
+// characters (NewID).
+const maxStreamIDLen = 64
+
+// isStreamID reports whether s could be a stream id of this server:
+// base64url, not too long. Anything else names no stream, and never
+// reaches the table.
+func isStreamID(s string) bool {
+	return s != "" && len(s) <= maxStreamIDLen && !strings.ContainsFunc(s, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_')
+	})
+}
