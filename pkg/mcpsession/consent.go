@@ -93,27 +93,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, ses
 		writeStoreError(w, r, nil, err)
 		return
 	}
-	var pending pendingCall
-	if err := json.Unmarshal(it.Data, &pending); err != nil {
-		web.WriteRPCFailure(w, r, nil, err)
-		return
-	}
-	if pending.Answered {
-		w.WriteHeader(http.StatusAccepted) // the first answer counted
-		return
-	}
-	pending.Answered = true
-	data, err := json.Marshal(pending)
+	pending, claimed, err := h.claim(ctx, it)
 	if err != nil {
-		web.WriteRPCFailure(w, r, nil, err)
-		return
-	}
-	it.Data = data
-	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
-		w.WriteHeader(http.StatusAccepted) // another instance took the answer
-		return
-	} else if err != nil {
+		// For an error of no code (a record that does not decode), this
+		// is WriteRPCFailure's 500 to the letter.
 		writeStoreError(w, r, nil, err)
+		return
+	} else if !claimed {
+		w.WriteHeader(http.StatusAccepted) // the first answer counted
 		return
 	}
 
@@ -182,6 +169,34 @@ func (p pendingCall) callID() (jsonrpc.ID, error) {
 	return jsonrpc.MakeID(raw)
 }
 
+// claim takes a stream's pending call, it (event 0 as read), for this
+// request, by marking it answered with a conditional write. Answers to one
+// elicitation, and the expiry of its consent, may race on any instances:
+// exactly one of them claims the call and settles it (re-runs it with the
+// answer, or refuses it) and stores the stream's event 1; the others find it
+// taken (false) and leave the stream to that one.
+func (h *Handler) claim(ctx context.Context, it store.Item) (pendingCall, bool, error) {
+	var pending pendingCall
+	if err := json.Unmarshal(it.Data, &pending); err != nil {
+		return pendingCall{}, false, err
+	}
+	if pending.Answered {
+		return pendingCall{}, false, nil
+	}
+	pending.Answered = true
+	data, err := json.Marshal(pending)
+	if err != nil {
+		return pendingCall{}, false, err
+	}
+	it.Data = data
+	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
+		return pendingCall{}, false, nil // taken by another instance since it was read
+	} else if err != nil {
+		return pendingCall{}, false, err
+	}
+	return pending, true, nil
+}
+
 // expire closes a stream whose consent went unanswered: the pending call is
 // marked answered, so that a late answer dispatches nothing, and its result
 // (not dispatched) is stored as the stream's event 1 and returned. It
@@ -191,21 +206,9 @@ func (h *Handler) expire(ctx context.Context, sid, stream string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	var pending pendingCall
-	if err := json.Unmarshal(it.Data, &pending); err != nil {
-		return nil, err
-	}
-	if pending.Answered {
-		return nil, nil // an answer is being processed: its result follows
-	}
-	pending.Answered = true
-	if it.Data, err = json.Marshal(pending); err != nil {
-		return nil, err
-	}
-	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
+	pending, claimed, err := h.claim(ctx, it)
+	if err != nil || !claimed {
+		return nil, err // not claimed: an answer took the call, and its result follows
 	}
 	encoded, err := json.Marshal(h.Unanswered)
 	if err != nil {
