@@ -1,0 +1,49 @@
+package mcpsession
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/store/embedded"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
+)
+
+// TestExpiredSessionIs404: a session past its TTL is gone (404), even
+// where the table has not deleted it yet; a request within the TTL slides
+// it.
+func TestExpiredSessionIs404(t *testing.T) {
+	now := storetest.Epoch
+	clock := func() time.Time { return now }
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	rec := sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, CreatedAt: now, LastSeen: now}
+	data, _ := json.Marshal(rec)
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: data, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Minute) // past a quarter of the TTL: the next request slides it
+	got, version, err := h.lookup(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.save(ctx, "s1", got, version, false); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(50 * time.Minute) // 100 minutes after creation, 50 after the slide
+	if _, _, err := h.lookup(ctx, "s1"); err != nil {
+		t.Fatalf("a session used 50 minutes ago: %v", err)
+	}
+	now = now.Add(61 * time.Minute)
+	if _, _, err := h.lookup(ctx, "s1"); err != errNoSession {
+		t.Fatalf("a session idle past its TTL: %v, want errNoSession", err)
+	}
+}
