@@ -8,6 +8,8 @@ import (
 	"time"
 )
 
+// startSSE answers with an event stream, never cached: its events are the
+// caller's, and a keep-alive's id must reach the client new.
 func startSSE(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache, no-store")
