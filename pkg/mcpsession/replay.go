@@ -15,16 +15,17 @@ import (
 )
 
 // Replay is agentgate's own, not go-sdk's EventStore. The SDK reads an
-// EventStore only inside its StreamableServerTransport, for a session that
-// transport holds in this process's memory; a GET on any other instance
-// finds no session there, before any store is asked. Its replay sends what
-// After yields and ends, or answers 400 in plain text; this one waits for
-// a result not stored yet, sends keep-alives with new ids, expires an
-// unanswered consent, and answers in JSON-RPC with the statuses below. Its
-// event ids are <stream>_<n>, split on the one '_' (our stream ids are
-// base64url, with '_' in them), and it stores what it sends, where event 0
-// here is the pending call, not the elicitation sent, and is claimed with
-// a conditional write that EventStore has no way to make.
+// EventStore only inside its StreamableHTTPHandler, for a session that
+// handler holds in this process's memory: a GET on any other instance is a
+// 404, "session not found", before any store is asked. Its replay sends
+// what After yields and ends, or answers 400 in plain text; this one waits
+// for a result not stored yet, sends keep-alives with new ids, expires an
+// unanswered consent, and answers in JSON-RPC with the statuses below. The
+// SDK's event ids are <stream>_<n> with exactly one '_' (ours are base64url,
+// with '_' inside, and keep-alives add .k<n>), it stores an empty priming
+// event first and then exactly what it sends, where event 0 here is the
+// pending call, not the elicitation sent; and the pending call is claimed
+// with a conditional write, which EventStore has no way to make.
 
 // retryAfter is the reconnection delay the SSE streams suggest. The answer
 // POST stores the result before it returns, so a client that comes back
