@@ -42,10 +42,11 @@ func Open(s core.Services, d *dispatch.Service, c *connector.Service, ask askpro
 func Function(s core.Services, m *Server, start func(context.Context)) core.Function {
 	meta := Metadata{BaseURL: s.Config.PublicBaseURL, AuthorizationServers: s.Config.AuthorizationServers}
 	var endpoint http.Handler = web.NotImplemented("the MCP endpoint")
+	var prefetch func(*http.Request) *http.Request
 	if m != nil {
-		endpoint = m
+		endpoint, prefetch = m, m.Prefetch
 	}
-	f := core.Function{Name: "mcp", Routes: Routes(core.Health("mcp"), endpoint, meta), Start: start}
+	f := core.Function{Name: "mcp", Routes: Routes(core.Health("mcp"), endpoint, prefetch, meta), Start: start}
 	if !s.Config.MCPEnabled {
 		f.Routes = web.Hidden(f.Routes)
 	}

@@ -209,6 +209,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.sessions.ServeHTTP(w, r)
 }
 
+// Prefetch starts a session request's read of its session while the
+// security chain makes its own store calls (mcpsession.Handler.Prefetch).
+// A stateless request has no session to read.
+func (s *Server) Prefetch(r *http.Request) *http.Request {
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= Version20260728 {
+		return r
+	}
+	return s.sessions.Prefetch(r)
+}
+
 // allowed reports whether an allow-list (nil: everything) allows name.
 func allowed(list []string, name string) bool { return list == nil || slices.Contains(list, name) }
 

@@ -39,16 +39,10 @@ const maxSessionIDLen = 128
 // returns an EINVALID error for a missing or malformed id, errNoSession, a
 // store error, or the record and its version.
 func (h *Handler) lookup(ctx context.Context, sid string) (sessionRecord, int64, error) {
-	switch {
-	case sid == "":
-		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is required; initialize first")
-	case len(sid) > maxSessionIDLen:
-		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is %d bytes, over the limit of %d: it is no session of this server; initialize a new session", len(sid), maxSessionIDLen)
-	case strings.ContainsFunc(sid, func(c rune) bool { return c < 0x21 || c > 0x7e }):
-		// The spec's rule for session ids: visible ASCII only.
-		return sessionRecord{}, 0, agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id may only contain visible ASCII characters; initialize a new session")
+	if err := checkID(sid); err != nil {
+		return sessionRecord{}, 0, err
 	}
-	it, err := h.Store.Get(ctx, store.SessionKey(sid))
+	it, err := h.read(ctx, sid)
 	if errors.Is(err, store.ErrNotFound) {
 		return sessionRecord{}, 0, errNoSession
 	} else if err != nil {
@@ -64,6 +58,20 @@ func (h *Handler) lookup(ctx context.Context, sid string) (sessionRecord, int64,
 		return sessionRecord{}, 0, errNoSession
 	}
 	return rec, it.Version, nil
+}
+
+// checkID refuses a missing or malformed session id (EINVALID).
+func checkID(sid string) error {
+	switch {
+	case sid == "":
+		return agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is required; initialize first")
+	case len(sid) > maxSessionIDLen:
+		return agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id is %d bytes, over the limit of %d: it is no session of this server; initialize a new session", len(sid), maxSessionIDLen)
+	case strings.ContainsFunc(sid, func(c rune) bool { return c < 0x21 || c > 0x7e }):
+		// The spec's rule for session ids: visible ASCII only.
+		return agentgate.Errorf(agentgate.EINVALID, "Mcp-Session-Id may only contain visible ASCII characters; initialize a new session")
+	}
+	return nil
 }
 
 // load is lookup answering its failures (failLookup).

@@ -108,6 +108,9 @@ func (c *Chain) handler(rt Route) http.Handler {
 			rt.Handler.ServeHTTP(w, r)
 			return
 		}
+		if rt.Prefetch != nil {
+			r = rt.Prefetch(r)
+		}
 		p, ok := c.admit(w, r, rt.Class)
 		if !ok {
 			return

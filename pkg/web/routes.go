@@ -34,6 +34,14 @@ type Route struct {
 	// allow, and on a loopback listener a Host that is not this machine
 	// (DNS rebinding), with a JSON-RPC error, which is what MCP clients read.
 	MCP bool
+	// Prefetch, if set, starts a read the handler will need, keyed by what
+	// the request says (an MCP session's record), before the chain's own
+	// store calls, so that it runs with them: the request then waits for
+	// one round trip before its handler, not two. It runs before the
+	// caller is authenticated, so it may only read, and the handler must
+	// check what it found against the caller. It returns the request to
+	// hand on, carrying what it started.
+	Prefetch func(r *http.Request) *http.Request
 	// JSONRPC marks an endpoint that speaks JSON-RPC (MCP routes do too):
 	// a body the chain refuses for its size is answered with a JSON-RPC
 	// error, as the handler answers one it reads past the cap.

@@ -1,0 +1,63 @@
+package mcpsession
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/store/embedded"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
+)
+
+// TestPrefetchIsOneReadCheckedAfterwards: the read Prefetch starts is the
+// request's first lookup's (no second read), checked against the caller
+// the chain authenticated (someone else's session is not found, prefetched
+// or not); a later lookup reads anew; a request without a usable session
+// id starts nothing.
+func TestPrefetchIsOneReadCheckedAfterwards(t *testing.T) {
+	now := storetest.Epoch
+	clock := func() time.Time { return now }
+	emb, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	st := storetest.Count(emb)
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
+	data, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, CreatedAt: now, LastSeen: now})
+	if _, err := emb.Create(t.Context(), store.Item{Key: store.SessionKey("s1"), Data: data, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		caller string
+		want   error
+	}{{"alice", nil}, {"mallory", errNoSession}} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set(headerSession, "s1")
+		before := st.Reads()
+		r = h.Prefetch(r)
+		ctx := agentgate.WithPrincipal(r.Context(), agentgate.Principal{Subject: tc.caller, Scope: agentgate.ScopeUser})
+		if _, _, err := h.lookup(ctx, "s1"); err != tc.want {
+			t.Errorf("%s's lookup of alice's prefetched session: %v, want %v", tc.caller, err, tc.want)
+		}
+		if n := st.Reads() - before; n != 1 {
+			t.Errorf("%s: %d reads for a prefetched lookup, want 1", tc.caller, n)
+		}
+		if _, _, err := h.lookup(ctx, "s1"); err != tc.want || st.Reads()-before != 2 {
+			t.Errorf("%s: a second lookup: %v after %d reads, want a read of its own", tc.caller, err, st.Reads()-before)
+		}
+	}
+	for _, sid := range []string{"", "bad id"} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set(headerSession, sid)
+		before := st.Reads()
+		if got := h.Prefetch(r); got != r || st.Reads() != before {
+			t.Errorf("session id %q: a read was started", sid)
+		}
+	}
+}
