@@ -4,9 +4,6 @@ package functions_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,23 +23,8 @@ import (
 func TestAskProxyUnderLambda(t *testing.T) {
 	rie := findRIE(t)
 	db := dynalite.Start(t)
-	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./functions/askproxy")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building functions/askproxy: %v\n%s", err, out)
-	}
-	env := map[string]string{
-		"TABLE_NAME":                  db.NewTable(t),
-		"AWS_ENDPOINT_URL_DYNAMODB":   db.Endpoint(),
-		"AWS_REGION":                  "us-east-1",
-		"AWS_ACCESS_KEY_ID":           "test",
-		"AWS_SECRET_ACCESS_KEY":       "test",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_LAMBDA_FUNCTION_NAME":    "askproxy",
-		"AWS_LAMBDA_FUNCTION_TIMEOUT": "30",
-	}
+	bootstrap := buildBootstrap(t, t.TempDir(), "functions/askproxy")
+	env := lambdaEnv(db, db.NewTable(t), "askproxy", nil)
 	gw := newGateway(t, []*instance{
 		{name: "A", fn: startRIE(t, rie, bootstrap, env)},
 		{name: "B", fn: startRIE(t, rie, bootstrap, env)},

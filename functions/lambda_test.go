@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -48,27 +49,13 @@ func TestLambdaFunctions(t *testing.T) {
 		table := db.NewTable(t)
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			bootstrap := filepath.Join(bin, f.Name, "bootstrap")
-			build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./"+f.Dir)
-			build.Dir = ".."
-			build.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("building %s: %v\n%s", f.Dir, err, out)
-			}
-			fn := startRIE(t, rie, bootstrap, map[string]string{
-				"TABLE_NAME":                  table,
-				"AWS_ENDPOINT_URL_DYNAMODB":   db.Endpoint(),
-				"AWS_REGION":                  "us-east-1",
-				"AWS_ACCESS_KEY_ID":           "test",
-				"AWS_SECRET_ACCESS_KEY":       "test",
-				"AWS_EC2_METADATA_DISABLED":   "true",
-				"AWS_LAMBDA_FUNCTION_NAME":    f.Name,
-				"AWS_LAMBDA_FUNCTION_TIMEOUT": "30", // as template.yaml
+			bootstrap := buildBootstrap(t, bin, f.Dir)
+			fn := startRIE(t, rie, bootstrap, lambdaEnv(db, table, f.Name, map[string]string{
 				// Off (the template's default), the MCP function hides every
 				// route, its health route included.
 				"MCP_SERVER_ENABLED": "true",
 				"CONSENT_SECRET":     "consent-secret-for-the-emulator-test-0123",
-			})
+			}))
 
 			resp, id := fn.invoke(t, http.MethodGet, web.HealthPath(f.Name))
 			checkJSON(t, resp, http.StatusOK, id)
@@ -85,6 +72,39 @@ func TestLambdaFunctions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildBootstrap builds the function in dir (from the module root) for
+// this machine as make build-host does, into a directory under bin, and
+// returns the bootstrap's path.
+func buildBootstrap(t *testing.T, bin, dir string) string {
+	t.Helper()
+	bootstrap := filepath.Join(bin, filepath.Base(dir), "bootstrap")
+	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./"+dir)
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", dir, err, out)
+	}
+	return bootstrap
+}
+
+// lambdaEnv is a function's environment under the emulator: the table on
+// db, static credentials, Lambda's own variables as template.yaml sets
+// them, and extra.
+func lambdaEnv(db *dynalite.Server, table, name string, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"TABLE_NAME":                  table,
+		"AWS_ENDPOINT_URL_DYNAMODB":   db.Endpoint(),
+		"AWS_REGION":                  "us-east-1",
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_LAMBDA_FUNCTION_NAME":    name,
+		"AWS_LAMBDA_FUNCTION_TIMEOUT": "30", // as template.yaml
+	}
+	maps.Copy(env, extra)
+	return env
 }
 
 // findRIE returns the emulator's path: on PATH or where go install puts it.

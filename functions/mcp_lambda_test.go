@@ -16,9 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -63,31 +60,17 @@ func TestMCPDispatchUnderLambda(t *testing.T) {
 	db := dynalite.Start(t)
 	table := db.NewTable(t)
 
-	bootstrap := filepath.Join(t.TempDir(), "bootstrap")
-	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./functions/mcp")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building functions/mcp: %v\n%s", err, out)
-	}
-	env := map[string]string{
-		"TABLE_NAME":                  table,
-		"AWS_ENDPOINT_URL_DYNAMODB":   db.Endpoint(),
-		"AWS_REGION":                  "us-east-1",
-		"AWS_ACCESS_KEY_ID":           "test",
-		"AWS_SECRET_ACCESS_KEY":       "test",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_LAMBDA_FUNCTION_NAME":    "mcp",
-		"AWS_LAMBDA_FUNCTION_TIMEOUT": "30", // as template.yaml
-		"MCP_SERVER_ENABLED":          "true",
-		"CONSENT_SECRET":              "consent-secret-for-the-emulator-test-0123",
+	bootstrap := buildBootstrap(t, t.TempDir(), "functions/mcp")
+	env := lambdaEnv(db, table, "mcp", map[string]string{
+		"MCP_SERVER_ENABLED": "true",
+		"CONSENT_SECRET":     "consent-secret-for-the-emulator-test-0123",
 		// The sample agent listens on loopback, which the default policy
 		// (public addresses only) refuses.
 		"AGENT_NETWORK": "local",
 		// Every request comes from one address and one principal.
 		"RATE_LIMIT_MCP_PER_IP":        "off",
 		"RATE_LIMIT_MCP_PER_PRINCIPAL": "off",
-	}
+	})
 	instances := []*instance{
 		{name: "A", fn: startRIE(t, rie, bootstrap, env)},
 		{name: "B", fn: startRIE(t, rie, bootstrap, env)},
