@@ -72,6 +72,13 @@ func New(st store.Store, now func() time.Time) *Limiter {
 	return &Limiter{store: st, now: now}
 }
 
+// InMemory reports whether the limiter counts in its process's memory
+// (store.MemoryCounter), where a check costs no round trip.
+func (l *Limiter) InMemory() bool {
+	m, ok := l.store.(store.MemoryCounter)
+	return ok && m.CountsInMemory()
+}
+
 // Allow counts one request of subject (a client IP or a principal) in class
 // against rule.
 func (l *Limiter) Allow(ctx context.Context, class, subject string, rule Rule) (Decision, error) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -158,7 +159,7 @@ func ExposureKey() Key { return Key{PK: "EXPOSURE", SK: "MCP"} }
 // start in epoch seconds, so a new window is a new item and an expired one is
 // never counted again.
 func RateKey(class, subject string, window int64) Key {
-	return Key{PK: join("RATE", class, subject, fmt.Sprint(window)), SK: skRate}
+	return Key{PK: join("RATE", class, subject, strconv.FormatInt(window, 10)), SK: skRate}
 }
 
 // Volatile reports whether the item at k may live in a single-process

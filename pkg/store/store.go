@@ -132,6 +132,14 @@ type Store interface {
 	Close() error
 }
 
+// MemoryCounter is implemented by a store that counts in volatile items
+// (Volatile) in its own process's memory, where a count costs no round
+// trip: callers that would otherwise overlap such counts with other store
+// calls may as well make them in line.
+type MemoryCounter interface {
+	CountsInMemory() bool
+}
+
 // The errors every Store returns, matched with errors.Is.
 var (
 	ErrNotFound    = &agentgate.Error{Code: agentgate.ENOTFOUND, Message: "not found"}

@@ -71,3 +71,7 @@ func (v *volatile) sweep(now time.Time) {
 	}
 	v.sweepAt = 2 * len(v.items)
 }
+
+// CountsInMemory implements store.MemoryCounter: the rate-limit windows
+// are counted in memory.
+func (s *Store) CountsInMemory() bool { return true }
