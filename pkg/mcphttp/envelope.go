@@ -104,15 +104,15 @@ func checkParams(method string, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, p); err != nil {
 		return web.InvalidParams(web.JSONError("params", "params", err))
 	}
-	if err := capJSON("params._meta", p.GetMeta(), MaxMetaBytes); err != nil {
+	if err := capJSON("params._meta", p.GetMeta(), len(raw), MaxMetaBytes); err != nil {
 		return err
 	}
 	switch p := p.(type) {
 	case *mcp.InitializeParams:
-		if err := capJSON("params.clientInfo", p.ClientInfo, MaxClientInfoBytes); err != nil {
+		if err := capJSON("params.clientInfo", p.ClientInfo, len(raw), MaxClientInfoBytes); err != nil {
 			return err
 		}
-		return capJSON("params.capabilities", p.Capabilities, MaxCapabilitiesBytes)
+		return capJSON("params.capabilities", p.Capabilities, len(raw), MaxCapabilitiesBytes)
 	case *mcp.SetLoggingLevelParams:
 		if !slices.Contains(logLevels, string(p.Level)) {
 			return web.InvalidParams(agentgate.Errorf(agentgate.EINVALID, "params.level: %.32q is not a logging level; want one of %s",
@@ -126,8 +126,18 @@ func checkParams(method string, raw json.RawMessage) error {
 	return nil
 }
 
-// capJSON refuses v if it is over max bytes serialized.
-func capJSON(field string, v any, max int) error {
+// maxExpansion bounds how much json.Marshal can grow what it decoded: a
+// byte at worst becomes a six-byte escape (\u003c, \ufffd).
+const maxExpansion = 6
+
+// capJSON refuses v, decoded from params of rawLen bytes, if it is over max
+// bytes serialized. A value whose params could not reach max even escaped
+// throughout needs no measuring: every request would otherwise marshal its
+// _meta once more.
+func capJSON(field string, v any, rawLen, max int) error {
+	if rawLen*maxExpansion <= max {
+		return nil
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return web.InvalidParams(agentgate.Wrap(agentgate.EINVALID, err, field+" cannot be encoded"))
