@@ -42,12 +42,13 @@ const consentKey = mcpsession.ConsentKey
 
 // consentClaims are what a requestState says, signed.
 type consentClaims struct {
-	ID      string `json:"id"`   // the consent record
-	Caller  string `json:"sub"`  // who was asked
-	Tool    string `json:"tool"` // which tool asked
-	Digest  string `json:"args"` // the arguments asked about
-	TaskID  string `json:"task"` // the taskId the dispatch will use
-	Expires int64  `json:"exp"`  // Unix milliseconds
+	ID      string `json:"id"`            // the consent record, of a tool that keeps one
+	Ask     int64  `json:"ask,omitempty"` // or the question, in the work's own record (handing.asked)
+	Caller  string `json:"sub"`           // who was asked
+	Tool    string `json:"tool"`          // which tool asked
+	Digest  string `json:"args"`          // the arguments asked about
+	TaskID  string `json:"task"`          // the taskId the dispatch will use
+	Expires int64  `json:"exp"`           // Unix milliseconds
 }
 
 // signer makes and checks requestStates.

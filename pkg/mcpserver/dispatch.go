@@ -71,16 +71,27 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		tool: dispatchTool, agent: a, taskID: task.TaskID, digest: digest, base: out,
 		question: fmt.Sprintf("Send this task to the agent %q (%s)?", a.Template.Name, a.Template.Description),
 		text:     in.Instruction,
-		// Before asking: a repeat of a dispatched task gets its first
-		// result, with no second consent and no second dispatch.
-		replay: func(ctx context.Context) (DispatchOutput, bool, error) {
-			sent, ok, err := s.svc.Dispatched(ctx, task)
-			if agentgate.ErrorCode(err) == agentgate.ECONFLICT {
-				return DispatchOutput{}, false, agentgate.Errorf(agentgate.ECONFLICT, "taskId: %s; use a new taskId for new work", agentgate.ErrorMessage(err))
-			} else if err != nil || !ok {
-				return DispatchOutput{}, false, err
+		// The consent is the task's record's, which is also its
+		// once-only claim and its execution (pkg/dispatch/taskrecord.go).
+		asked: func(ctx context.Context) (int64, *DispatchOutput, error) {
+			ask, sent, err := s.svc.AskTask(ctx, task)
+			if err != nil || sent == nil {
+				return ask, nil, taskConflict(err)
 			}
-			return dispatched(task, sent), true, nil
+			out := dispatched(task, sent)
+			return 0, &out, nil
+		},
+		answered: func(ctx context.Context, ask int64, refusal string) (DispatchOutput, bool, error) {
+			o, err := s.svc.AnswerTask(ctx, task, ask, refusal)
+			switch {
+			case err != nil:
+				return DispatchOutput{}, false, taskConflict(err)
+			case o.Sent == nil:
+				refused := out
+				refused.refuse(o.Refused)
+				return refused, o.Replayed, nil
+			}
+			return dispatched(task, o.Sent), o.Replayed, nil
 		},
 		// Once per taskId, whatever the consent: the taskId's dedup
 		// answers a repeat.
@@ -96,6 +107,14 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		},
 	}
 	return h.run(ctx, s, req, p, claims)
+}
+
+// taskConflict says what to do about a taskId in use for other work.
+func taskConflict(err error) error {
+	if agentgate.ErrorCode(err) == agentgate.ECONFLICT {
+		return agentgate.Errorf(agentgate.ECONFLICT, "taskId: %s; use a new taskId for new work", agentgate.ErrorMessage(err))
+	}
+	return err
 }
 
 // dispatched is the output of a task the agent took.

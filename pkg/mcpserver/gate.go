@@ -56,9 +56,16 @@ type handing[Out any, P output[Out]] struct {
 	// base is the output's part that every answer carries (the agent, the
 	// taskId, the playbook).
 	base Out
-	// replay, if set, answers a repeat of work handed over already,
-	// without asking again.
-	replay func(ctx context.Context) (Out, bool, error)
+	// asked and answered, if set, keep the consent in the work's own
+	// record (dispatch_task's: its execution, keyed by caller and taskId,
+	// which is also the once-only claim; see pkg/dispatch/taskrecord.go)
+	// rather than in a consent record: asked records the question and
+	// returns it (ask), or, for work handed over already, that first
+	// output (done, without asking again); answered settles question ask
+	// with the user's answer (refusal "" is yes), handing the work over on
+	// a yes, and says whether the output was decided before (replayed).
+	asked    func(ctx context.Context) (ask int64, done *Out, err error)
+	answered func(ctx context.Context, ask int64, refusal string) (out Out, replayed bool, err error)
 	// do hands the work over, and names the outcome for the audit
 	// (dispatched, replayed). once, when not "", names this handing for
 	// once-only delivery (the consent's id): a second do with it reaches
@@ -89,20 +96,10 @@ func (h handing[Out, P]) run(ctx context.Context, s *Server, req *mcp.CallToolRe
 	switch {
 	case !s.requireConsent:
 		return h.send(ctx, p, "") // a taskId's dedup answers a repeat
+	case claims != nil && h.answered != nil:
+		return h.answerRecord(ctx, req, p, *claims)
 	case claims != nil:
 		return h.answer(ctx, s, req, p, *claims)
-	}
-	if h.replay != nil {
-		out, ok, err := h.replay(ctx)
-		switch {
-		case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
-			return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
-		case err != nil:
-			return h.refuse(ctx, p, "store_error", agentgate.ErrorMessage(err))
-		case ok:
-			h.audit(ctx, "dispatch", p, "replayed")
-			return P(&out).result(), out, nil
-		}
 	}
 	return h.ask(ctx, s, req, p)
 }
@@ -113,12 +110,27 @@ func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRe
 		return h.refuse(ctx, p, "no_elicitation",
 			"this client cannot ask its user for consent (it declares no elicitation capability), and agentgate dispatches only with consent")
 	}
-	id, err := s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent.Template.Name, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+	claims := consentClaims{Caller: stateCaller(p), Tool: h.tool, Digest: h.digest, TaskID: h.taskID, Expires: s.now().Add(ConsentTTL).UnixMilli()}
+	var err error
+	if h.asked != nil {
+		var done *Out
+		claims.Ask, done, err = h.asked(ctx)
+		switch {
+		case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+			return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
+		case err == nil && done != nil:
+			// A repeat of work handed over already: its first result,
+			// with no second consent and no second dispatch.
+			h.audit(ctx, "dispatch", p, "replayed")
+			return P(done).result(), *done, nil
+		}
+	} else {
+		claims.ID, err = s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent.Template.Name, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+	}
 	if err != nil {
 		return h.refuse(ctx, p, "store_error", "the consent request could not be recorded: "+agentgate.ErrorMessage(err))
 	}
-	state, err := s.signer.sign(consentClaims{ID: id, Caller: stateCaller(p), Tool: h.tool, Digest: h.digest, TaskID: h.taskID,
-		Expires: s.now().Add(ConsentTTL).UnixMilli()})
+	state, err := s.signer.sign(claims)
 	if err != nil {
 		return h.fail(ctx, p, err)
 	}
@@ -199,6 +211,37 @@ func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToo
 		}
 		return res, settled, err
 	}
+}
+
+// answerRecord settles a consent kept in the work's own record (asked,
+// answered): the first answer decides, and a replay, or a later answer to
+// the same question, gets the settled result.
+func (h handing[Out, P]) answerRecord(ctx context.Context, req *mcp.CallToolRequest, p agentgate.Principal, claims consentClaims) (*mcp.CallToolResult, Out, error) {
+	reason, code := decide(req.Params.InputResponses[consentKey])
+	refusal := ""
+	if code != "accepted" {
+		refusal = reason
+	}
+	out, replayed, err := h.answered(ctx, claims.Ask, refusal)
+	switch {
+	case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+		return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
+	case agentgate.ErrorCode(err) == agentgate.ENOTFOUND:
+		return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+	case agentgate.ErrorCode(err) == agentgate.EINTERNAL:
+		return h.fail(ctx, p, err)
+	case err != nil:
+		return h.refuse(ctx, p, "dispatch_failed", agentgate.ErrorMessage(err))
+	case replayed:
+		P(&out).replay()
+		h.audit(ctx, "consent_replayed", p, outcome(P(&out).handed()))
+	case refusal != "":
+		h.audit(ctx, "consent_refused", p, code)
+	default:
+		h.audit(ctx, "consent_accepted", p, "accepted")
+		h.audit(ctx, "dispatch", p, "dispatched")
+	}
+	return P(&out).result(), out, nil
 }
 
 // send hands the work over (do) and audits it; a failure is a refusal that
