@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/dedup"
 	"github.com/agentgate/agentgate/pkg/execution"
@@ -123,14 +124,19 @@ func (s *Service) AskTask(ctx context.Context, t Task) (ask int64, replay *Sent,
 // answer, refusal ("" is yes): the first answer decides, once. Yes claims
 // the send and sends; a later answer, or a repeat, gets the outcome
 // decided (Replayed), after waiting for a send under way elsewhere.
-func (s *Service) AnswerTask(ctx context.Context, t Task, ask int64, refusal string) (Outcome, error) {
+//
+// t.Agent need only be named: usable (UsableSoon, started before) gives
+// the agent once the claim is taken, so that its read overlaps the claim's
+// rather than adding a round trip. A yes to an agent the caller may not
+// use (or that is gone) gives the claim back and is usable's error.
+func (s *Service) AnswerTask(ctx context.Context, t Task, ask int64, refusal string, usable func() (agent.Agent, error)) (Outcome, error) {
 	rec, err := t.pending(execution.PhaseAwaiting)
 	if err != nil {
 		return Outcome{}, err
 	}
 	rec.Ask = ask
 	// Optimistically, the record as asked: the first move needs no read.
-	return s.decide(ctx, t, rec.AtVersion(ask), ask, refusal)
+	return s.decide(ctx, t, rec.AtVersion(ask), ask, refusal, usable)
 }
 
 // DispatchTask sends t, once per caller and taskId, without asking anyone
@@ -148,7 +154,7 @@ func (s *Service) DispatchTask(ctx context.Context, t Task) (*Sent, error) {
 	case err == nil:
 		out, err = s.send(ctx, t, claimed)
 	case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
-		out, err = s.decide(ctx, t, execution.Execution{}, 0, "")
+		out, err = s.decide(ctx, t, execution.Execution{}, 0, "", nil)
 	}
 	if err != nil {
 		return nil, err
@@ -179,8 +185,8 @@ func (s *Service) current(ctx context.Context, t Task, digest string) (execution
 
 // decide moves t's record, cur as last seen (version 0: not read yet), by
 // the answer refusal to question ask (0: no question, consent off), and
-// sends if that claimed the send.
-func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, ask int64, refusal string) (Outcome, error) {
+// sends if that claimed the send, to the agent usable gives (nil: t.Agent).
+func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, ask int64, refusal string, usable func() (agent.Agent, error)) (Outcome, error) {
 	digest, err := t.Digest()
 	if err != nil {
 		return Outcome{}, err
@@ -225,6 +231,11 @@ func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, a
 		case refusal != "":
 			return Outcome{Refused: refusal}, nil
 		}
+		if usable != nil {
+			if t.Agent, err = usable(); err != nil {
+				return Outcome{}, errors.Join(err, s.release(ctx, moved))
+			}
+		}
 		return s.send(ctx, t, moved)
 	}
 }
@@ -237,14 +248,7 @@ func (s *Service) send(ctx context.Context, t Task, claimed execution.Execution)
 	res, err := s.Client.Send(ctx, t.Agent.Template.Endpoint, t.message())
 	keep := context.WithoutCancel(ctx)
 	if err != nil {
-		// Back to the question it was sent under (consent off: none,
-		// Ask 0, which a repeat claims again and AskTask asks anew).
-		back := claimed
-		back.Phase, back.LeaseUntil = execution.PhaseAwaiting, time.Time{}
-		if _, rerr := s.Executions.Move(keep, back, taskTTL); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return Outcome{}, err
+		return Outcome{}, errors.Join(err, s.release(keep, claimed))
 	}
 	answer, err := json.Marshal(a2a.StreamResponse{Event: res.Answer.(a2a.Event)})
 	if err != nil {
@@ -258,6 +262,16 @@ func (s *Service) send(ctx context.Context, t Task, claimed execution.Execution)
 			"task_id", t.TaskID, "error", err.Error())
 	}
 	return Outcome{Sent: &Sent{Answer: res.Answer, Ref: t.Ref()}}, nil
+}
+
+// release gives the claim held as claimed back to the question it was
+// taken under (consent off: none, Ask 0, which a repeat claims again and
+// AskTask asks anew), so that the same answer may try again.
+func (s *Service) release(ctx context.Context, claimed execution.Execution) error {
+	back := claimed
+	back.Phase, back.LeaseUntil = execution.PhaseAwaiting, time.Time{}
+	_, err := s.Executions.Move(context.WithoutCancel(ctx), back, taskTTL)
+	return err
 }
 
 // sentOf is the replay of a task its agent has.

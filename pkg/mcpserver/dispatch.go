@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 )
@@ -43,15 +44,23 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		return s.refuse(ctx, p, DispatchOutput{}, "invalid", agentgate.ErrorMessage(err))
 	}
 	out := DispatchOutput{AgentID: in.AgentID, TaskID: in.TaskID}
-	a, err := s.svc.Usable(ctx, p, in.AgentID)
-	if err != nil {
-		return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
-	}
+	// The agent is read while the state is checked and, for an answer,
+	// while the answer claims the task: only the send needs the agent.
+	usable := s.svc.UsableSoon(ctx, p, in.AgentID)
+	defer usable() //nolint:errcheck // waited for, whatever the path
 	// An answer to a consent question carries the signed state; its taskId
 	// is the one asked about.
 	claims, err := s.consentState(req, p, dispatchTool)
 	if err != nil {
 		return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(err))
+	}
+	// An answer needs the agent only named until its claim is taken
+	// (dispatch.Service.AnswerTask); every other call, before anything.
+	a := agent.Agent{Template: agent.Template{Name: in.AgentID}}
+	if claims == nil || !s.requireConsent {
+		if a, err = usable(); err != nil {
+			return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
+		}
 	}
 	if claims != nil && out.TaskID == "" {
 		out.TaskID = claims.TaskID
@@ -68,7 +77,7 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		return failure[DispatchOutput](ctx, p, dispatchTool, in.AgentID, out.TaskID, out, err)
 	}
 	h := handing[DispatchOutput, *DispatchOutput]{
-		tool: dispatchTool, agent: a, taskID: task.TaskID, digest: digest, base: out,
+		tool: dispatchTool, agent: a.Template.Name, taskID: task.TaskID, digest: digest, base: out,
 		question: fmt.Sprintf("Send this task to the agent %q (%s)?", a.Template.Name, a.Template.Description),
 		text:     in.Instruction,
 		// The consent is the task's record's, which is also its
@@ -82,7 +91,7 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 			return 0, &out, nil
 		},
 		answered: func(ctx context.Context, ask int64, refusal string) (DispatchOutput, bool, error) {
-			o, err := s.svc.AnswerTask(ctx, task, ask, refusal)
+			o, err := s.svc.AnswerTask(ctx, task, ask, refusal, usable)
 			switch {
 			case err != nil:
 				return DispatchOutput{}, false, taskConflict(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/store"
 )
@@ -43,7 +42,7 @@ type output[T any] interface {
 // is asked about, and how the work is handed over once they say yes.
 type handing[Out any, P output[Out]] struct {
 	tool  string
-	agent agent.Agent
+	agent string // its name
 	// taskID is the caller's idempotency key, for a tool that takes one
 	// (dispatch_task); the consent state binds it.
 	taskID string
@@ -125,7 +124,7 @@ func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRe
 			return P(done).result(), *done, nil
 		}
 	} else {
-		claims.ID, err = s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent.Template.Name, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+		claims.ID, err = s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
 	}
 	if err != nil {
 		return h.refuse(ctx, p, "store_error", "the consent request could not be recorded: "+agentgate.ErrorMessage(err))
@@ -257,17 +256,17 @@ func (h handing[Out, P]) send(ctx context.Context, p agentgate.Principal, once s
 
 // refuse answers a handing that did not happen, and audits why.
 func (h handing[Out, P]) refuse(ctx context.Context, p agentgate.Principal, code, reason string) (*mcp.CallToolResult, Out, error) {
-	return refusal[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, code, reason)
+	return refusal[Out, P](ctx, p, h.tool, h.agent, h.taskID, h.base, code, reason)
 }
 
 // fail answers a call that agentgate could not complete (fail).
 func (h handing[Out, P]) fail(ctx context.Context, p agentgate.Principal, err error) (*mcp.CallToolResult, Out, error) {
-	return failure[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, err)
+	return failure[Out, P](ctx, p, h.tool, h.agent, h.taskID, h.base, err)
 }
 
 // audit logs a consent or dispatch event of the handing.
 func (h handing[Out, P]) audit(ctx context.Context, event string, p agentgate.Principal, outcome string) {
-	audit(ctx, event, p, h.tool, h.agent.Template.Name, h.taskID, h.text, outcome)
+	audit(ctx, event, p, h.tool, h.agent, h.taskID, h.text, outcome)
 }
 
 // refusal answers a call of tool that handed nothing to agentName: out,
