@@ -1,0 +1,174 @@
+package dispatch_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/pkg/agent"
+	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/app/apptest"
+	"github.com/agentgate/agentgate/pkg/dispatch"
+	"github.com/agentgate/agentgate/pkg/execution"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
+)
+
+// taskStack is a stack on a test clock, with alice's task taskID for its
+// agent: "slow 20", which runs past the test, so it counts as running.
+func taskStack(t *testing.T, backend, taskID string) (*apptest.Stack, *storetest.Clock, dispatch.Task) {
+	t.Helper()
+	clock := storetest.NewClock()
+	s := apptest.NewOn(t, backend, nil, clock.Now)
+	alice := agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser}
+	a, err := s.Deps.Dispatch.Usable(t.Context(), alice, s.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clock, dispatch.Task{Agent: a, Caller: alice, TaskID: taskID, Instruction: "slow 20"}
+}
+
+// usableAs is an agent read that gives a.
+func usableAs(a agent.Agent) func() (agent.Agent, error) {
+	return func() (agent.Agent, error) { return a, nil }
+}
+
+// TestTaskRecord: a consented task is one record through its phases: not
+// an execution while asked about, sent once on the first yes, replayed to
+// every later answer and repeat, counted running once it starts, and its
+// taskId refused for other work.
+func TestTaskRecord(t *testing.T) {
+	for _, backend := range apptest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s, _, task := taskStack(t, backend, "rec-1")
+			svc, ctx := s.Deps.Dispatch, t.Context()
+
+			ask, replay, err := svc.AskTask(ctx, task)
+			if err != nil || replay != nil || ask == 0 {
+				t.Fatalf("AskTask: %d %v %v", ask, replay, err)
+			}
+			if _, err := svc.Executions.Get(ctx, task.Ref()); agentgate.ErrorCode(err) != agentgate.ENOTFOUND {
+				t.Errorf("a task asked about is an execution already: %v", err)
+			}
+			if page, _, err := svc.Executions.List(ctx, execution.Filter{Caller: "alice"}); err != nil || len(page) != 0 {
+				t.Errorf("a task asked about is listed: %v %v", page, err)
+			}
+			if again, _, err := svc.AskTask(ctx, task); err != nil || again != ask {
+				t.Errorf("asked again before an answer: %d %v, want the same question %d", again, err, ask)
+			}
+
+			first, err := svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent))
+			if err != nil || first.Sent == nil || first.Replayed || s.Sample.Received() != 1 {
+				t.Fatalf("the yes: %+v %v; agent received %d", first, err, s.Sample.Received())
+			}
+			e, err := svc.Executions.Get(ctx, task.Ref())
+			if err != nil || e.Terminal() || e.Phase != "" || e.Caller != "alice" || e.Agent != s.AgentID {
+				t.Errorf("the execution: %+v %v", e, err)
+			}
+			if n, err := svc.Executions.Running(ctx, s.AgentID); err != nil || n != 1 {
+				t.Errorf("running %d %v, want 1", n, err)
+			}
+
+			again, err := svc.AnswerTask(ctx, task, ask, "the user declined", usableAs(task.Agent))
+			if err != nil || again.Sent == nil || !again.Replayed || !again.Sent.Replayed {
+				t.Errorf("a later answer: %+v %v, want the first one's outcome, replayed", again, err)
+			}
+			if _, replay, err := svc.AskTask(ctx, task); err != nil || replay == nil || !replay.Replayed {
+				t.Errorf("a repeat: %v %v, want the first answer without a question", replay, err)
+			}
+			if sent, err := svc.DispatchTask(ctx, task); err != nil || !sent.Replayed {
+				t.Errorf("a repeat without consent: %+v %v", sent, err)
+			}
+			if s.Sample.Received() != 1 {
+				t.Errorf("the agent received %d messages, want 1", s.Sample.Received())
+			}
+			if n, _ := svc.Executions.Running(ctx, s.AgentID); n != 1 {
+				t.Errorf("running %d after replays, want 1", n)
+			}
+
+			other := task
+			other.Instruction = "slow 21"
+			if _, _, err := svc.AskTask(ctx, other); agentgate.ErrorCode(err) != agentgate.ECONFLICT {
+				t.Errorf("the taskId for other work: %v, want ECONFLICT", err)
+			}
+		})
+	}
+}
+
+// TestTaskRefusal: the first answer decides, a no too; the tool called
+// again asks anew, and an answer to the old question sends nothing.
+func TestTaskRefusal(t *testing.T) {
+	s, _, task := taskStack(t, "embedded", "no-1")
+	svc, ctx := s.Deps.Dispatch, t.Context()
+	ask, _, err := svc.AskTask(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	no, err := svc.AnswerTask(ctx, task, ask, "the user declined", usableAs(task.Agent))
+	if err != nil || no.Sent != nil || no.Refused != "the user declined" || no.Replayed {
+		t.Fatalf("the no: %+v %v", no, err)
+	}
+	late, err := svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent))
+	if err != nil || late.Sent != nil || late.Refused != "the user declined" || !late.Replayed {
+		t.Errorf("a yes after the no: %+v %v, want the no, replayed", late, err)
+	}
+
+	anew, _, err := svc.AskTask(ctx, task)
+	if err != nil || anew == ask {
+		t.Fatalf("asked anew: %d %v, want a new question (the old was %d)", anew, err, ask)
+	}
+	old, err := svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent))
+	if err != nil || old.Sent != nil || !old.Replayed {
+		t.Errorf("a yes to the old question: %+v %v, want a refusal", old, err)
+	}
+	if s.Sample.Received() != 0 {
+		t.Fatalf("the agent received %d messages before any yes counted", s.Sample.Received())
+	}
+	yes, err := svc.AnswerTask(ctx, task, anew, "", usableAs(task.Agent))
+	if err != nil || yes.Sent == nil || s.Sample.Received() != 1 {
+		t.Errorf("the yes to the new question: %+v %v; agent received %d", yes, err, s.Sample.Received())
+	}
+}
+
+// TestTaskClaimGivenBack: a yes whose agent read fails takes nothing: the
+// same answer, tried again, sends.
+func TestTaskClaimGivenBack(t *testing.T) {
+	s, _, task := taskStack(t, "embedded", "back-1")
+	svc, ctx := s.Deps.Dispatch, t.Context()
+	ask, _, err := svc.AskTask(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := func() (agent.Agent, error) { return agent.Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no agent") }
+	if _, err := svc.AnswerTask(ctx, task, ask, "", gone); agentgate.ErrorCode(err) != agentgate.ENOTFOUND || s.Sample.Received() != 0 {
+		t.Fatalf("a yes to a gone agent: %v; agent received %d", err, s.Sample.Received())
+	}
+	if o, err := svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent)); err != nil || o.Sent == nil || o.Replayed || s.Sample.Received() != 1 {
+		t.Errorf("the same yes again: %+v %v; agent received %d", o, err, s.Sample.Received())
+	}
+}
+
+// TestTaskLease: a claim whose holder died holds the taskId off until its
+// lease runs out, then the next request takes it over and sends.
+func TestTaskLease(t *testing.T) {
+	s, clock, task := taskStack(t, "embedded", "lease-1")
+	svc, ctx := s.Deps.Dispatch, t.Context()
+	digest, err := task.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sender that claimed the task and died.
+	dead := execution.Execution{Ref: task.Ref(), Agent: s.AgentID, Caller: "alice",
+		Pending: execution.Pending{Phase: execution.PhaseSending, Digest: digest, LeaseUntil: clock.Now().Add(time.Minute)}}
+	if _, err := svc.Executions.Begin(ctx, dead, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := svc.DispatchTask(short, task); agentgate.ErrorCode(err) != agentgate.ETIMEOUT || s.Sample.Received() != 0 {
+		t.Fatalf("during the lease: %v; agent received %d, want ETIMEOUT and nothing sent", err, s.Sample.Received())
+	}
+	clock.Advance(time.Minute)
+	if sent, err := svc.DispatchTask(ctx, task); err != nil || sent.Replayed || s.Sample.Received() != 1 {
+		t.Errorf("after the lease: %+v %v; agent received %d", sent, err, s.Sample.Received())
+	}
+}
