@@ -1,7 +1,8 @@
 // Package dispatch hands work to agents: it is the one path from agentgate's
 // doors (the A2A front door, MCP dispatch_task) to an agent's A2A endpoint.
 // Every send is deduplicated on the caller's id and leaves an execution
-// record; every task lookup checks that the caller may see the task and
+// record (a dispatch_task's is one record from its consent on,
+// taskrecord.go); every task lookup checks that the caller may see the task and
 // refreshes the record from the agent.
 package dispatch
 

@@ -26,9 +26,11 @@ import (
 //   - the requestState (MRTR, 2026-07-28), or our pending elicitation
 //     record (legacy sessions): a signed token naming the consent, bound to
 //     the caller, the tool and a digest of the arguments, with an expiry;
-//   - a consent record in the table, keyed by the token's id, which makes
-//     the answer count once: a replay after success returns the stored
-//     result and dispatches nothing.
+//   - a record in the table that makes the answer count once: a replay
+//     after success returns the stored result and dispatches nothing. For
+//     dispatch_task it is the task's own record (pkg/dispatch/taskrecord.go),
+//     and the token names the question by the record's version; for the
+//     other tools, a consent record keyed by the token's id.
 
 // ConsentTTL is how long a consent question stays answerable.
 const ConsentTTL = 10 * time.Minute

@@ -20,7 +20,8 @@ import (
 // ask, run_playbook, chat_with_<slug>) describes the call as a handing and
 // runs it through handing.run: one policy (REQUIRE_DISPATCH_CONSENT), one
 // question, one signed state bound to the caller, the tool and a digest of
-// the arguments, one consent record that lets the first answer decide, in
+// the arguments, one record that lets the first answer decide (the task's
+// own for dispatch_task, handing.asked; a consent record for the rest), in
 // both protocol generations (MRTR, or pkg/mcpsession's elicitation on the
 // tools/call stream). No tool sends anything to an agent but through
 // handing.send, which only run calls.
