@@ -91,7 +91,7 @@ func (s *Service) AskTask(ctx context.Context, t Task) (ask int64, replay *Sent,
 		return 0, nil, err
 	}
 	for wait := taskFirstPoll; ; {
-		cur, err := s.current(ctx, t, rec.Digest)
+		cur, err := s.current(ctx, t, rec)
 		if errors.Is(err, errGone) {
 			return s.AskTask(ctx, t)
 		} else if err != nil {
@@ -169,31 +169,41 @@ func (s *Service) DispatchTask(ctx context.Context, t Task) (*Sent, error) {
 var errGone = errors.New("dispatch: the task's record is gone")
 
 // current reads t's record: errGone if there is none, ECONFLICT if it is
-// for other work (digest).
-func (s *Service) current(ctx context.Context, t Task, digest string) (execution.Execution, error) {
+// for other work than want, t's record as it would be made.
+func (s *Service) current(ctx context.Context, t Task, want execution.Execution) (execution.Execution, error) {
 	cur, err := s.Executions.Peek(ctx, t.Ref())
 	switch {
 	case agentgate.ErrorCode(err) == agentgate.ENOTFOUND:
 		return execution.Execution{}, errGone
 	case err != nil:
 		return execution.Execution{}, err
-	case cur.Digest != digest:
+	case !sameWork(cur, want):
 		return execution.Execution{}, agentgate.Errorf(agentgate.ECONFLICT, "taskId %q was already used for a different request", t.TaskID)
 	}
 	return cur, nil
+}
+
+// sameWork reports whether the record cur is for the work of want. An
+// execution recorded before tasks kept their digest (under a dedup entry
+// of its own) is told by its agent and the digest of what was sent.
+func sameWork(cur, want execution.Execution) bool {
+	if cur.Digest == "" && cur.Phase == "" {
+		return cur.Agent == want.Agent && cur.InputDigest == want.InputDigest
+	}
+	return cur.Digest == want.Digest
 }
 
 // decide moves t's record, cur as last seen (version 0: not read yet), by
 // the answer refusal to question ask (0: no question, consent off), and
 // sends if that claimed the send, to the agent usable gives (nil: t.Agent).
 func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, ask int64, refusal string, usable func() (agent.Agent, error)) (Outcome, error) {
-	digest, err := t.Digest()
+	want, err := t.pending(execution.PhaseAwaiting)
 	if err != nil {
 		return Outcome{}, err
 	}
 	for wait := taskFirstPoll; ; {
 		if cur.Version() == 0 {
-			if cur, err = s.current(ctx, t, digest); errors.Is(err, errGone) {
+			if cur, err = s.current(ctx, t, want); errors.Is(err, errGone) {
 				return Outcome{}, agentgate.Errorf(agentgate.ENOTFOUND, "the consent request is unknown or has expired; call the tool again to be asked anew")
 			} else if err != nil {
 				return Outcome{}, err
@@ -274,8 +284,14 @@ func (s *Service) release(ctx context.Context, claimed execution.Execution) erro
 	return err
 }
 
-// sentOf is the replay of a task its agent has.
+// sentOf is the replay of a task its agent has. An execution recorded
+// before tasks kept their agent's answer is replayed as the task it
+// records.
 func sentOf(e execution.Execution) (*Sent, error) {
+	if len(e.Answer) == 0 {
+		task := &a2a.Task{ID: a2a.TaskID(e.RemoteTaskID), ContextID: e.ContextID, Status: a2a.TaskStatus{State: e.State}}
+		return &Sent{Answer: task, Ref: e.Ref, Replayed: true}, nil
+	}
 	var answer a2a.StreamResponse
 	if err := json.Unmarshal(e.Answer, &answer); err != nil {
 		return nil, err

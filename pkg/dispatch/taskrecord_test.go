@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/app/apptest"
+	"github.com/agentgate/agentgate/pkg/dedup"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/execution"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
@@ -170,5 +173,36 @@ func TestTaskLease(t *testing.T) {
 	clock.Advance(time.Minute)
 	if sent, err := svc.DispatchTask(ctx, task); err != nil || sent.Replayed || s.Sample.Received() != 1 {
 		t.Errorf("after the lease: %+v %v; agent received %d", sent, err, s.Sample.Received())
+	}
+}
+
+// TestTaskRecordedBefore: a task recorded before tasks kept their digest
+// and answer (its once-only claim in a dedup entry) is still its taskId's:
+// a repeat is answered from the execution, other work is refused.
+func TestTaskRecordedBefore(t *testing.T) {
+	s, _, task := taskStack(t, "embedded", "before-1")
+	svc, ctx := s.Deps.Dispatch, t.Context()
+	sentDigest, err := dedup.Digest(a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(task.Instruction)).Parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Executions.Create(ctx, execution.Execution{Ref: task.Ref(), Agent: s.AgentID, Caller: "alice",
+		RemoteTaskID: "remote-1", State: a2a.TaskStateWorking, InputDigest: sentDigest}); err != nil {
+		t.Fatal(err)
+	}
+	_, replay, err := svc.AskTask(ctx, task)
+	if err != nil || replay == nil || !replay.Replayed {
+		t.Fatalf("a repeat: %+v %v, want the recorded task", replay, err)
+	}
+	if got, ok := replay.Answer.(*a2a.Task); !ok || got.ID != "remote-1" || got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("the replayed answer %#v, want the recorded task", replay.Answer)
+	}
+	other := task
+	other.Instruction = "slow 21"
+	if _, err := svc.DispatchTask(ctx, other); agentgate.ErrorCode(err) != agentgate.ECONFLICT {
+		t.Errorf("the taskId for other work: %v, want ECONFLICT", err)
+	}
+	if s.Sample.Received() != 0 {
+		t.Errorf("the agent received %d messages, want none", s.Sample.Received())
 	}
 }

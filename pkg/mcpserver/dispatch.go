@@ -47,7 +47,7 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	// The agent is read while the state is checked and, for an answer,
 	// while the answer claims the task: only the send needs the agent.
 	usable := s.svc.UsableSoon(ctx, p, in.AgentID)
-	defer usable() //nolint:errcheck // waited for, whatever the path
+	defer usable() // the read ends with the call, whichever path it takes
 	// An answer to a consent question carries the signed state; its taskId
 	// is the one asked about.
 	claims, err := s.consentState(req, p, dispatchTool)
