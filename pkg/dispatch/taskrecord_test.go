@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,5 +205,56 @@ func TestTaskRecordedBefore(t *testing.T) {
 	}
 	if s.Sample.Received() != 0 {
 		t.Errorf("the agent received %d messages, want none", s.Sample.Received())
+	}
+}
+
+// TestTaskOnceUnderConcurrency: 32 concurrent sends of one task, without
+// consent and as answers to one question, reach the agent once, and every
+// caller gets the one answer.
+func TestTaskOnceUnderConcurrency(t *testing.T) {
+	const n = 32
+	for _, how := range []string{"without consent", "answers"} {
+		t.Run(how, func(t *testing.T) {
+			s, _, task := taskStack(t, "dynamodb", "many-1")
+			svc, ctx := s.Deps.Dispatch, t.Context()
+			var ask int64
+			if how == "answers" {
+				var err error
+				if ask, _, err = svc.AskTask(ctx, task); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ids := make([]a2a.TaskID, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					var sent *dispatch.Sent
+					var err error
+					if how == "answers" {
+						var o dispatch.Outcome
+						o, err = svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent))
+						sent = o.Sent
+					} else {
+						sent, err = svc.DispatchTask(ctx, task)
+					}
+					if err != nil || sent == nil {
+						t.Errorf("call %d: %v %v", i, sent, err)
+						return
+					}
+					if got, ok := sent.Answer.(*a2a.Task); ok {
+						ids[i] = got.ID
+					}
+				})
+			}
+			wg.Wait()
+			if got := s.Sample.Received(); got != 1 {
+				t.Fatalf("the agent received %d messages under %d concurrent calls, want 1", got, n)
+			}
+			for i, id := range ids {
+				if id == "" || id != ids[0] {
+					t.Errorf("call %d got task %q, call 0 %q", i, id, ids[0])
+				}
+			}
+		})
 	}
 }
