@@ -25,19 +25,20 @@ import (
 // when nobody moved the record in between, for the consent state carries
 // the version the answer is for.
 
-// How long a task not sent yet is kept (a taskId's idempotency has the
-// same span), and how long a send's claim holds off others: longer than a
-// request may run, so that a live sender is never overtaken.
+// taskTTL is how long a task not sent yet is kept: a taskId's idempotency
+// has the same span.
+const taskTTL = dedup.DefaultTTL
+
+// Polling of a send under way elsewhere, as dedup polls: FirstPoll, then
+// each wait doubled (Pause), up to maxPoll.
 const (
-	taskTTL   = dedup.DefaultTTL
-	taskLease = dedup.DefaultLease
+	FirstPoll = 20 * time.Millisecond
+	maxPoll   = 500 * time.Millisecond
 )
 
-// Polling of a send under way elsewhere, as dedup polls.
-const (
-	taskFirstPoll = 20 * time.Millisecond
-	taskMaxPoll   = 500 * time.Millisecond
-)
+// Lease is how long a send's claim holds off others: longer than a request
+// may run, so that a live sender is never overtaken.
+const Lease = dedup.DefaultLease
 
 // Outcome is what became of a task: the agent's answer, or the user's no.
 type Outcome struct {
@@ -90,7 +91,7 @@ func (s *Service) AskTask(ctx context.Context, t Task) (ask int64, replay *Sent,
 	} else if agentgate.ErrorCode(err) != agentgate.ECONFLICT {
 		return 0, nil, err
 	}
-	for wait := taskFirstPoll; ; {
+	for wait := FirstPoll; ; {
 		cur, err := s.current(ctx, t, rec)
 		if errors.Is(err, errGone) {
 			return s.AskTask(ctx, t)
@@ -147,7 +148,7 @@ func (s *Service) DispatchTask(ctx context.Context, t Task) (*Sent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec.LeaseUntil = s.now().Add(taskLease)
+	rec.LeaseUntil = s.now().Add(Lease)
 	claimed, err := s.Executions.Begin(ctx, rec, taskTTL)
 	var out Outcome
 	switch {
@@ -201,7 +202,7 @@ func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, a
 	if err != nil {
 		return Outcome{}, err
 	}
-	for wait := taskFirstPoll; ; {
+	for wait := FirstPoll; ; {
 		if cur.Version() == 0 {
 			if cur, err = s.current(ctx, t, want); errors.Is(err, errGone) {
 				return Outcome{}, agentgate.Errorf(agentgate.ENOTFOUND, "the consent request is unknown or has expired; call the tool again to be asked anew")
@@ -229,7 +230,7 @@ func (s *Service) decide(ctx context.Context, t Task, cur execution.Execution, a
 		if refusal != "" {
 			next.Phase, next.Reason = execution.PhaseRefused, refusal
 		} else {
-			next.Phase, next.LeaseUntil = execution.PhaseSending, s.now().Add(taskLease)
+			next.Phase, next.LeaseUntil = execution.PhaseSending, s.now().Add(Lease)
 		}
 		moved, err := s.Executions.Move(ctx, next, taskTTL)
 		switch {
@@ -303,11 +304,21 @@ func sentOf(e execution.Execution) (*Sent, error) {
 	return &Sent{Answer: result, Ref: e.Ref, Replayed: true}, nil
 }
 
-// pause waits before the next look at a send under way elsewhere, and
-// returns the wait after it; ETIMEOUT when ctx ends first.
+// pause waits before the next look at a send of t under way elsewhere
+// (Pause); ETIMEOUT when ctx ends first.
 func pause(ctx context.Context, t Task, wait time.Duration) (time.Duration, error) {
-	if !sleep(ctx, wait) {
+	next, ok := Pause(ctx, wait)
+	if !ok {
 		return 0, agentgate.Wrap(agentgate.ETIMEOUT, ctx.Err(), "taskId "+t.TaskID+" is being dispatched by another request; retry later")
 	}
-	return min(2*wait, taskMaxPoll), nil
+	return next, nil
+}
+
+// Pause waits wait before the next look at a send under way elsewhere, and
+// returns the wait after it; false when ctx ends first.
+func Pause(ctx context.Context, wait time.Duration) (time.Duration, bool) {
+	if !sleep(ctx, wait) {
+		return 0, false
+	}
+	return min(2*wait, maxPoll), true
 }

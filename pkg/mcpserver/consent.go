@@ -112,19 +112,22 @@ func (s signer) verify(token, caller, tool string) (consentClaims, error) {
 // Consent record states.
 const (
 	consentPending  = "pending"  // asked, not answered
-	consentAccepted = "accepted" // approved; the dispatch is under way
+	consentAccepted = "accepted" // approved; the send is claimed, under a lease
 	consentSettled  = "settled"  // answered for good: Result is the tool's result
 )
 
 // consentRecord is a consent's table item.
 type consentRecord struct {
-	State  string          `json:"state"`
-	Caller string          `json:"caller"`
-	Agent  string          `json:"agent"`
-	Tool   string          `json:"tool,omitempty"`
-	TaskID string          `json:"taskId,omitempty"`
-	Digest string          `json:"digest"`
-	Result json.RawMessage `json:"result,omitempty"` // the tool's output, once settled
+	State  string `json:"state"`
+	Caller string `json:"caller"`
+	Agent  string `json:"agent"`
+	Tool   string `json:"tool,omitempty"`
+	TaskID string `json:"taskId,omitempty"`
+	Digest string `json:"digest"`
+	// LeaseUntil bounds an accepted consent's claim on the send: a sender
+	// that died holds it off until then.
+	LeaseUntil time.Time       `json:"leaseUntil,omitzero"`
+	Result     json.RawMessage `json:"result,omitempty"` // the tool's output, once settled
 }
 
 // consents keeps consent records in the table.

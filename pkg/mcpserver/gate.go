@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
@@ -67,9 +68,9 @@ type handing[Out any, P output[Out]] struct {
 	asked    func(ctx context.Context) (ask int64, done *Out, err error)
 	answered func(ctx context.Context, ask int64, refusal string) (out Out, replayed bool, err error)
 	// do hands the work over, and names the outcome for the audit
-	// (dispatched, replayed). once, when not "", names this handing for
-	// once-only delivery (the consent's id): a second do with it reaches
-	// the agent no more.
+	// (dispatched, replayed). once, when not "", is the consent's id: the
+	// consent record's claim (accepted, under a lease) makes the send
+	// once-only, and once names the message.
 	do func(ctx context.Context, once string) (Out, string, error)
 }
 
@@ -160,15 +161,19 @@ func (h handing[Out, P]) consentRequest() *mcp.ElicitParams {
 }
 
 // answer settles a consent with the user's answer, once: the first answer
-// decides, and a replay of the same state gets the settled result.
+// decides, and a replay of the same state gets the settled result. The
+// consent record is also the send's once-only claim: the yes moves it to
+// accepted under a lease, and another answer meanwhile waits for the
+// result, or, once a sender that died has let the lease run out, takes the
+// claim over and sends.
 func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal, claims consentClaims) (*mcp.CallToolResult, Out, error) {
-	for {
+	for wait := dispatch.FirstPoll; ; {
 		rec, version, err := s.consents.get(ctx, claims.ID)
 		if err != nil {
 			return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
 		}
-		switch rec.State {
-		case consentSettled:
+		switch {
+		case rec.State == consentSettled:
 			var settled Out
 			if err := json.Unmarshal(rec.Result, &settled); err != nil {
 				return h.fail(ctx, p, err)
@@ -176,25 +181,30 @@ func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToo
 			P(&settled).replay()
 			h.audit(ctx, "consent_replayed", p, outcome(P(&settled).handed()))
 			return P(&settled).result(), settled, nil
-		case consentAccepted:
-			// Another request took the yes and is sending: the once-only
-			// key (the taskId, or this consent's id) gives this one the
-			// same answer.
-			return h.send(ctx, p, claims.ID)
-		}
-		reason, code := decide(req.Params.InputResponses[consentKey])
-		if code != "accepted" {
-			settled := h.base
-			P(&settled).refuse(reason)
-			if err := s.settle(ctx, claims.ID, version, rec, settled); errors.Is(err, store.ErrConflict) {
-				continue // answered concurrently: read what was decided
-			} else if err != nil {
-				return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+		case rec.State == consentAccepted && s.now().Before(rec.LeaseUntil):
+			// Another request took the yes and is sending.
+			var ok bool
+			if wait, ok = dispatch.Pause(ctx, wait); !ok {
+				return h.refuse(ctx, p, "consent_unavailable", "this consent's answer is still being acted on; retry later")
 			}
-			h.audit(ctx, "consent_refused", p, code)
-			return P(&settled).result(), settled, nil
+			continue
+		case rec.State == consentPending:
+			reason, code := decide(req.Params.InputResponses[consentKey])
+			if code != "accepted" {
+				settled := h.base
+				P(&settled).refuse(reason)
+				if err := s.settle(ctx, claims.ID, version, rec, settled); errors.Is(err, store.ErrConflict) {
+					continue // answered concurrently: read what was decided
+				} else if err != nil {
+					return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+				}
+				h.audit(ctx, "consent_refused", p, code)
+				return P(&settled).result(), settled, nil
+			}
 		}
-		rec.State = consentAccepted
+		// A yes to a pending consent, or one whose sender let its lease
+		// run out: claim the send.
+		rec.State, rec.LeaseUntil = consentAccepted, s.now().Add(dispatch.Lease)
 		if err := s.consents.transition(ctx, claims.ID, version, rec); errors.Is(err, store.ErrConflict) {
 			continue
 		} else if err != nil {
@@ -203,8 +213,8 @@ func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToo
 		h.audit(ctx, "consent_accepted", p, "accepted")
 		res, settled, err := h.send(ctx, p, claims.ID)
 		if err == nil {
-			// A failed settle loses only the replay record: the once-only
-			// key still answers a repeat without a second send.
+			// A failed settle loses only the replay: a repeat after the
+			// lease sends again.
 			if err := s.settle(context.WithoutCancel(ctx), claims.ID, version+1, rec, settled); err != nil {
 				slog.WarnContext(ctx, "mcp: settling a consent failed", "error", err.Error())
 			}
