@@ -2,8 +2,11 @@
 // first call with a key runs it, every later call with the same key gets the
 // first call's result, and concurrent calls on any instance run it once.
 //
-// agentgate uses it for the A2A front door's messageId and for MCP
-// dispatch_task's taskId, so both paths to an agent share one mechanism.
+// agentgate uses it for the A2A front door's messageId. The consented MCP
+// tools keep their once-only claim in a record they have anyway:
+// dispatch_task in the task's own (pkg/dispatch/taskrecord.go), which is
+// also the consent and the execution; chat, playbook and ask turns in
+// their consent record.
 //
 // The state is one table item per key (store.DedupKey), created
 // conditionally, so exactly one caller wins the claim. The claim is a lease:

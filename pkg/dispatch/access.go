@@ -54,6 +54,26 @@ func (s *Service) Usable(ctx context.Context, p agentgate.Principal, name string
 	return s.Agents.Get(ctx, name)
 }
 
+// UsableSoon starts Usable and returns the function that waits for its
+// result, so that a request reads the agent while it does what does not
+// depend on it (the claim of a consented task, AnswerTask). Every caller
+// must call the function, which may be called again.
+func (s *Service) UsableSoon(ctx context.Context, p agentgate.Principal, name string) func() (agent.Agent, error) {
+	var (
+		a    agent.Agent
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		a, err = s.Usable(ctx, p, name)
+	}()
+	return func() (agent.Agent, error) {
+		<-done
+		return a, err
+	}
+}
+
 // loadedKey carries the agent a request has read already.
 type loadedKey struct{}
 

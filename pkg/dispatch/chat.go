@@ -25,10 +25,12 @@ type Chat struct {
 	Metadata map[string]any
 	// MessageID, if set, is the message's id, and names the send: a second
 	// Chat with the same id and content gets the first one's answer and
-	// reaches the agent no more (the MCP server names a consented turn by
-	// its consent, so that two answers racing on it send once). "": a
-	// fresh id.
+	// reaches the agent no more. "": a fresh id.
 	MessageID string
+	// Claimed says that the caller holds the turn's once-only claim
+	// itself (the MCP server's consent record, whose first yes claims the
+	// send): the send then needs no dedup entry of its own.
+	Claimed bool
 }
 
 // Reply is the agent's answer to a Chat.
@@ -89,8 +91,11 @@ func (s *Service) Chat(ctx context.Context, c Chat) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	sent, err := s.Send(ctx, Send{Agent: c.Agent, Caller: c.Caller, Message: m, Digest: digest,
-		Dedup: dedup.Key{Scope: chatScope + ":" + c.Agent.Template.Name, Caller: c.Caller.Subject, ID: m.ID}})
+	send := Send{Agent: c.Agent, Caller: c.Caller, Message: m, Digest: digest}
+	if !c.Claimed {
+		send.Dedup = dedup.Key{Scope: chatScope + ":" + c.Agent.Template.Name, Caller: c.Caller.Subject, ID: m.ID}
+	}
+	sent, err := s.Send(ctx, send)
 	if err != nil {
 		return Reply{}, err
 	}

@@ -1,7 +1,8 @@
 // Package dispatch hands work to agents: it is the one path from agentgate's
 // doors (the A2A front door, MCP dispatch_task) to an agent's A2A endpoint.
 // Every send is deduplicated on the caller's id and leaves an execution
-// record; every task lookup checks that the caller may see the task and
+// record (a dispatch_task's is one record from its consent on,
+// taskrecord.go); every task lookup checks that the caller may see the task and
 // refreshes the record from the agent.
 package dispatch
 
@@ -48,7 +49,8 @@ type Send struct {
 	Caller  agentgate.Principal
 	Message *a2a.Message
 	// Dedup names the send: a second Send with the same key gets the
-	// first one's answer and reaches the agent no more.
+	// first one's answer and reaches the agent no more. The zero Key: the
+	// caller holds the once-only claim itself (Chat.Claimed).
 	Dedup dedup.Key
 	// Digest identifies the caller's request, so that a reused id with
 	// other content is refused rather than answered with a stale result.
@@ -75,16 +77,16 @@ type sentRecord struct {
 // agent answers once it has taken it on), once per in.Dedup, and records
 // the execution. The message must have passed CheckMessage.
 func (s *Service) Send(ctx context.Context, in Send) (*Sent, error) {
-	raw, replayed, err := s.Dedup.Do(ctx, in.Dedup, in.Digest, func(ctx context.Context) (json.RawMessage, error) {
-		res, err := s.Client.Send(ctx, in.Agent.Template.Endpoint, in.Message)
+	if in.Dedup == (dedup.Key{}) {
+		res, ref, err := s.sendOnce(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		ref := in.Ref
-		if ref.ID == "" {
-			ref = a2aRef(in.Agent.Template.Name, res)
-		}
-		if err := s.record(context.WithoutCancel(ctx), in, ref, res); err != nil {
+		return &Sent{Answer: res.Answer, Ref: ref}, nil
+	}
+	raw, replayed, err := s.Dedup.Do(ctx, in.Dedup, in.Digest, func(ctx context.Context) (json.RawMessage, error) {
+		res, ref, err := s.sendOnce(ctx, in)
+		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(sentRecord{Answer: a2a.StreamResponse{Event: res.Answer.(a2a.Event)}, Ref: ref})
@@ -98,6 +100,22 @@ func (s *Service) Send(ctx context.Context, in Send) (*Sent, error) {
 	}
 	sent.Replayed = replayed
 	return sent, nil
+}
+
+// sendOnce sends in.Message and records its execution.
+func (s *Service) sendOnce(ctx context.Context, in Send) (*a2acall.Result, execution.Ref, error) {
+	res, err := s.Client.Send(ctx, in.Agent.Template.Endpoint, in.Message)
+	if err != nil {
+		return nil, execution.Ref{}, err
+	}
+	ref := in.Ref
+	if ref.ID == "" {
+		ref = a2aRef(in.Agent.Template.Name, res)
+	}
+	if err := s.record(context.WithoutCancel(ctx), in, ref, res); err != nil {
+		return nil, execution.Ref{}, err
+	}
+	return res, ref, nil
 }
 
 // a2aRef names the execution of an answer that came through the front

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 
@@ -23,9 +22,6 @@ type Task struct {
 	Instruction    string
 	ExpectedOutput string
 }
-
-// taskScope is the dedup scope of MCP taskIds.
-const taskScope = "mcp-task"
 
 // CheckTask refuses a task outside the input contract the A2A front door
 // also keeps: a printable taskId, a non-empty instruction, and at most
@@ -66,10 +62,6 @@ func TaskRef(caller, taskID string) execution.Ref {
 	return execution.Ref{Origin: execution.OriginMCP, Scope: caller, ID: taskID}
 }
 
-func (t Task) key() dedup.Key {
-	return dedup.Key{Scope: taskScope, Caller: t.Caller.Subject, ID: t.TaskID}
-}
-
 // message is the A2A message that carries the task: the instruction, then
 // the expected output, as text; the taskId in its metadata, so the agent's
 // logs can name it. Its messageId is fresh: taskIds are the caller's, not
@@ -82,35 +74,6 @@ func (t Task) message() *a2a.Message {
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
 	m.Metadata = map[string]any{"agentgate.taskId": t.TaskID}
 	return m
-}
-
-// DispatchTask sends the task once per caller and taskId: a repeat with the
-// same content gets the first answer, with other content ECONFLICT.
-func (s *Service) DispatchTask(ctx context.Context, t Task) (*Sent, error) {
-	digest, err := t.Digest()
-	if err != nil {
-		return nil, err
-	}
-	return s.Send(ctx, Send{Agent: t.Agent, Caller: t.Caller, Message: t.message(), Dedup: t.key(), Digest: digest, Ref: t.Ref()})
-}
-
-// Dispatched returns the answer of a task dispatched already, if it was:
-// a repeat is answered without asking for consent again.
-func (s *Service) Dispatched(ctx context.Context, t Task) (*Sent, bool, error) {
-	digest, err := t.Digest()
-	if err != nil {
-		return nil, false, err
-	}
-	raw, found, err := s.Dedup.Lookup(ctx, t.key(), digest)
-	if err != nil || !found {
-		return nil, false, err
-	}
-	sent, err := decodeSent(raw)
-	if err != nil {
-		return nil, false, err
-	}
-	sent.Replayed = true
-	return sent, true, nil
 }
 
 // decodeSent reads what Send stored.

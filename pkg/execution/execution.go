@@ -68,6 +68,9 @@ type Execution struct {
 	// store's now] (an agent's clock may be off); when the agent gives no
 	// time, the moment agentgate learned of the end.
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// Pending is an MCP dispatch's state before its agent has the work
+	// (dispatch.go); zero for an execution.
+	Pending
 
 	// version is the item's, as read, so that an update of a record just
 	// read need not read it again.
@@ -146,6 +149,10 @@ func (s *Store) Get(ctx context.Context, ref Ref) (Execution, error) {
 		return Execution{}, err
 	}
 	e, err := decode(it)
+	if err == nil && e.Phase != "" {
+		// Not an execution yet: nothing an agent has (dispatch.go).
+		return Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
+	}
 	e.version = it.Version
 	return e, err
 }

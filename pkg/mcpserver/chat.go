@@ -114,10 +114,10 @@ func (s *Server) chat(ctx context.Context, req *mcp.CallToolRequest, tool, name 
 		return failure[Turn](ctx, p, tool, name, "", Turn{}, err)
 	}
 	h := handing[Turn, *Turn]{
-		tool: tool, agent: a, digest: digest, text: in.Message,
+		tool: tool, agent: a.Template.Name, digest: digest, text: in.Message,
 		question: fmt.Sprintf("Send this message to the agent %q (%s)?", a.Template.Name, a.Template.Description),
 		do: func(ctx context.Context, once string) (Turn, string, error) {
-			return s.turn(ctx, dispatch.Chat{Agent: a, Caller: p, Message: in.Message, ContextID: in.ContextID, MessageID: once})
+			return s.turn(ctx, dispatch.Chat{Agent: a, Caller: p, Message: in.Message, ContextID: in.ContextID, MessageID: once, Claimed: once != ""})
 		},
 	}
 	return h.run(ctx, s, req, p, claims)

@@ -26,9 +26,11 @@ import (
 //   - the requestState (MRTR, 2026-07-28), or our pending elicitation
 //     record (legacy sessions): a signed token naming the consent, bound to
 //     the caller, the tool and a digest of the arguments, with an expiry;
-//   - a consent record in the table, keyed by the token's id, which makes
-//     the answer count once: a replay after success returns the stored
-//     result and dispatches nothing.
+//   - a record in the table that makes the answer count once: a replay
+//     after success returns the stored result and dispatches nothing. For
+//     dispatch_task it is the task's own record (pkg/dispatch/taskrecord.go),
+//     and the token names the question by the record's version; for the
+//     other tools, a consent record keyed by the token's id.
 
 // ConsentTTL is how long a consent question stays answerable.
 const ConsentTTL = 10 * time.Minute
@@ -42,12 +44,13 @@ const consentKey = mcpsession.ConsentKey
 
 // consentClaims are what a requestState says, signed.
 type consentClaims struct {
-	ID      string `json:"id"`   // the consent record
-	Caller  string `json:"sub"`  // who was asked
-	Tool    string `json:"tool"` // which tool asked
-	Digest  string `json:"args"` // the arguments asked about
-	TaskID  string `json:"task"` // the taskId the dispatch will use
-	Expires int64  `json:"exp"`  // Unix milliseconds
+	ID      string `json:"id"`            // the consent record, of a tool that keeps one
+	Ask     int64  `json:"ask,omitempty"` // or the question, in the work's own record (handing.asked)
+	Caller  string `json:"sub"`           // who was asked
+	Tool    string `json:"tool"`          // which tool asked
+	Digest  string `json:"args"`          // the arguments asked about
+	TaskID  string `json:"task"`          // the taskId the dispatch will use
+	Expires int64  `json:"exp"`           // Unix milliseconds
 }
 
 // signer makes and checks requestStates.
@@ -109,19 +112,22 @@ func (s signer) verify(token, caller, tool string) (consentClaims, error) {
 // Consent record states.
 const (
 	consentPending  = "pending"  // asked, not answered
-	consentAccepted = "accepted" // approved; the dispatch is under way
+	consentAccepted = "accepted" // approved; the send is claimed, under a lease
 	consentSettled  = "settled"  // answered for good: Result is the tool's result
 )
 
 // consentRecord is a consent's table item.
 type consentRecord struct {
-	State  string          `json:"state"`
-	Caller string          `json:"caller"`
-	Agent  string          `json:"agent"`
-	Tool   string          `json:"tool,omitempty"`
-	TaskID string          `json:"taskId,omitempty"`
-	Digest string          `json:"digest"`
-	Result json.RawMessage `json:"result,omitempty"` // the tool's output, once settled
+	State  string `json:"state"`
+	Caller string `json:"caller"`
+	Agent  string `json:"agent"`
+	Tool   string `json:"tool,omitempty"`
+	TaskID string `json:"taskId,omitempty"`
+	Digest string `json:"digest"`
+	// LeaseUntil bounds an accepted consent's claim on the send: a sender
+	// that died holds it off until then.
+	LeaseUntil time.Time       `json:"leaseUntil,omitzero"`
+	Result     json.RawMessage `json:"result,omitempty"` // the tool's output, once settled
 }
 
 // consents keeps consent records in the table.

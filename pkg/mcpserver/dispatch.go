@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/dispatch"
 )
@@ -43,15 +44,23 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		return s.refuse(ctx, p, DispatchOutput{}, "invalid", agentgate.ErrorMessage(err))
 	}
 	out := DispatchOutput{AgentID: in.AgentID, TaskID: in.TaskID}
-	a, err := s.svc.Usable(ctx, p, in.AgentID)
-	if err != nil {
-		return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
-	}
+	// The agent is read while the state is checked and, for an answer,
+	// while the answer claims the task: only the send needs the agent.
+	usable := s.svc.UsableSoon(ctx, p, in.AgentID)
+	defer usable() // the read ends with the call, whichever path it takes
 	// An answer to a consent question carries the signed state; its taskId
 	// is the one asked about.
 	claims, err := s.consentState(req, p, dispatchTool)
 	if err != nil {
 		return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(err))
+	}
+	// An answer needs the agent only named until its claim is taken
+	// (dispatch.Service.AnswerTask); every other call, before anything.
+	a := agent.Agent{Template: agent.Template{Name: in.AgentID}}
+	if claims == nil || !s.requireConsent {
+		if a, err = usable(); err != nil {
+			return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
+		}
 	}
 	if claims != nil && out.TaskID == "" {
 		out.TaskID = claims.TaskID
@@ -68,19 +77,30 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		return failure[DispatchOutput](ctx, p, dispatchTool, in.AgentID, out.TaskID, out, err)
 	}
 	h := handing[DispatchOutput, *DispatchOutput]{
-		tool: dispatchTool, agent: a, taskID: task.TaskID, digest: digest, base: out,
+		tool: dispatchTool, agent: a.Template.Name, taskID: task.TaskID, digest: digest, base: out,
 		question: fmt.Sprintf("Send this task to the agent %q (%s)?", a.Template.Name, a.Template.Description),
 		text:     in.Instruction,
-		// Before asking: a repeat of a dispatched task gets its first
-		// result, with no second consent and no second dispatch.
-		replay: func(ctx context.Context) (DispatchOutput, bool, error) {
-			sent, ok, err := s.svc.Dispatched(ctx, task)
-			if agentgate.ErrorCode(err) == agentgate.ECONFLICT {
-				return DispatchOutput{}, false, agentgate.Errorf(agentgate.ECONFLICT, "taskId: %s; use a new taskId for new work", agentgate.ErrorMessage(err))
-			} else if err != nil || !ok {
-				return DispatchOutput{}, false, err
+		// The consent is the task's record's, which is also its
+		// once-only claim and its execution (pkg/dispatch/taskrecord.go).
+		asked: func(ctx context.Context) (int64, *DispatchOutput, error) {
+			ask, sent, err := s.svc.AskTask(ctx, task)
+			if err != nil || sent == nil {
+				return ask, nil, taskConflict(err)
 			}
-			return dispatched(task, sent), true, nil
+			out := dispatched(task, sent)
+			return 0, &out, nil
+		},
+		answered: func(ctx context.Context, ask int64, refusal string) (DispatchOutput, bool, error) {
+			o, err := s.svc.AnswerTask(ctx, task, ask, refusal, usable)
+			switch {
+			case err != nil:
+				return DispatchOutput{}, false, taskConflict(err)
+			case o.Sent == nil:
+				refused := out
+				refused.refuse(o.Refused)
+				return refused, o.Replayed, nil
+			}
+			return dispatched(task, o.Sent), o.Replayed, nil
 		},
 		// Once per taskId, whatever the consent: the taskId's dedup
 		// answers a repeat.
@@ -96,6 +116,14 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		},
 	}
 	return h.run(ctx, s, req, p, claims)
+}
+
+// taskConflict says what to do about a taskId in use for other work.
+func taskConflict(err error) error {
+	if agentgate.ErrorCode(err) == agentgate.ECONFLICT {
+		return agentgate.Errorf(agentgate.ECONFLICT, "taskId: %s; use a new taskId for new work", agentgate.ErrorMessage(err))
+	}
+	return err
 }
 
 // dispatched is the output of a task the agent took.

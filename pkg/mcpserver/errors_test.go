@@ -379,38 +379,47 @@ func TestSDKPlainTextRefusalsAreJSONRPC(t *testing.T) {
 	}
 }
 
-// corruptConsents is a store whose consent records read as settled with a
-// result that is not a dispatch result, while on.
-type corruptConsents struct {
+// corruptRecords is a store whose task records read, while on, with an
+// answer that is not an agent's answer.
+type corruptRecords struct {
 	store.Store
 	on atomic.Bool
 }
 
-func (c *corruptConsents) Get(ctx context.Context, k store.Key) (store.Item, error) {
+func (c *corruptRecords) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	it, err := c.Store.Get(ctx, k)
-	if err == nil && c.on.Load() && strings.HasPrefix(k.PK, "CONSENT#") {
-		it.Data = []byte(`{"state":"settled","result":"not a result"}`)
+	if err == nil && c.on.Load() && strings.HasPrefix(k.PK, "EXEC#") {
+		var rec map[string]any
+		if jerr := json.Unmarshal(it.Data, &rec); jerr != nil {
+			return it, jerr
+		}
+		rec["answer"] = "not an answer"
+		it.Data, err = json.Marshal(rec)
 	}
 	return it, err
 }
 
 // TestDispatchInternalErrorStaysInside: dispatch_task returned raw errors,
-// which the SDK copies into the tool result (here, a consent record that
-// does not decode: "cannot unmarshal string into Go value of type
-// mcpserver.DispatchOutput"). The caller reads agentgate's words.
+// which the SDK copies into the tool result (here, a task record whose
+// answer does not decode, read by a replay of the consent: "cannot
+// unmarshal string into Go struct field"). The caller reads agentgate's
+// words.
 func TestDispatchInternalErrorStaysInside(t *testing.T) {
 	s := apptest.New(t, "embedded", nil)
-	st := &corruptConsents{}
+	st := &corruptRecords{}
 	srv := httptest.NewServer(s.Wrap(func(inner store.Store) store.Store { st.Store = inner; return st }))
 	t.Cleanup(srv.Close)
 	cs := mrtr(t, srv.URL, s.Key("alice", agentgate.ScopeUser))
-	args := map[string]any{"agentId": s.AgentID, "instruction": "echo corrupt"}
+	args := map[string]any{"agentId": s.AgentID, "instruction": "echo corrupt", "taskId": "corrupt-1"}
 	state := ask(t, cs, args)
+	if out, _ := retry(t, cs, args, state); !out.Dispatched {
+		t.Fatalf("the first answer: %+v", out)
+	}
 	st.on.Store(true)
 	out, res := retry(t, cs, args, state)
 	text := res.Content[0].(*mcp.TextContent).Text
 	if out.Dispatched || !res.IsError || !strings.Contains(text, "an internal error stopped this call") {
-		t.Errorf("corrupt consent record: %+v %q", out, text)
+		t.Errorf("corrupt task record: %+v %q", out, text)
 	}
 	noGoInternals(t, "result", text)
 	noGoInternals(t, "reason", out.Reason)

@@ -299,9 +299,9 @@ func TestStoreDownDuringConsent(t *testing.T) {
 	for _, version := range generations {
 		t.Run(version, func(t *testing.T) {
 			s := apptest.New(t, "dynamodb", nil)
-			// Consent records (2026-07-28) and session events (legacy)
-			// live under these prefixes.
-			prefix := "CONSENT#"
+			// A task's consent, in its execution record (2026-07-28), and
+			// session events (legacy) live under these prefixes.
+			prefix := "EXEC#"
 			if version != mcpserver.Version20260728 {
 				prefix = "SESSION#"
 			}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/dispatch"
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
@@ -21,7 +21,8 @@ import (
 // ask, run_playbook, chat_with_<slug>) describes the call as a handing and
 // runs it through handing.run: one policy (REQUIRE_DISPATCH_CONSENT), one
 // question, one signed state bound to the caller, the tool and a digest of
-// the arguments, one consent record that lets the first answer decide, in
+// the arguments, one record that lets the first answer decide (the task's
+// own for dispatch_task, handing.asked; a consent record for the rest), in
 // both protocol generations (MRTR, or pkg/mcpsession's elicitation on the
 // tools/call stream). No tool sends anything to an agent but through
 // handing.send, which only run calls.
@@ -43,7 +44,7 @@ type output[T any] interface {
 // is asked about, and how the work is handed over once they say yes.
 type handing[Out any, P output[Out]] struct {
 	tool  string
-	agent agent.Agent
+	agent string // its name
 	// taskID is the caller's idempotency key, for a tool that takes one
 	// (dispatch_task); the consent state binds it.
 	taskID string
@@ -56,13 +57,20 @@ type handing[Out any, P output[Out]] struct {
 	// base is the output's part that every answer carries (the agent, the
 	// taskId, the playbook).
 	base Out
-	// replay, if set, answers a repeat of work handed over already,
-	// without asking again.
-	replay func(ctx context.Context) (Out, bool, error)
+	// asked and answered, if set, keep the consent in the work's own
+	// record (dispatch_task's: its execution, keyed by caller and taskId,
+	// which is also the once-only claim; see pkg/dispatch/taskrecord.go)
+	// rather than in a consent record: asked records the question and
+	// returns it (ask), or, for work handed over already, that first
+	// output (done, without asking again); answered settles question ask
+	// with the user's answer (refusal "" is yes), handing the work over on
+	// a yes, and says whether the output was decided before (replayed).
+	asked    func(ctx context.Context) (ask int64, done *Out, err error)
+	answered func(ctx context.Context, ask int64, refusal string) (out Out, replayed bool, err error)
 	// do hands the work over, and names the outcome for the audit
-	// (dispatched, replayed). once, when not "", names this handing for
-	// once-only delivery (the consent's id): a second do with it reaches
-	// the agent no more.
+	// (dispatched, replayed). once, when not "", is the consent's id: the
+	// consent record's claim (accepted, under a lease) makes the send
+	// once-only, and once names the message.
 	do func(ctx context.Context, once string) (Out, string, error)
 }
 
@@ -89,20 +97,10 @@ func (h handing[Out, P]) run(ctx context.Context, s *Server, req *mcp.CallToolRe
 	switch {
 	case !s.requireConsent:
 		return h.send(ctx, p, "") // a taskId's dedup answers a repeat
+	case claims != nil && h.answered != nil:
+		return h.answerRecord(ctx, req, p, *claims)
 	case claims != nil:
 		return h.answer(ctx, s, req, p, *claims)
-	}
-	if h.replay != nil {
-		out, ok, err := h.replay(ctx)
-		switch {
-		case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
-			return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
-		case err != nil:
-			return h.refuse(ctx, p, "store_error", agentgate.ErrorMessage(err))
-		case ok:
-			h.audit(ctx, "dispatch", p, "replayed")
-			return P(&out).result(), out, nil
-		}
 	}
 	return h.ask(ctx, s, req, p)
 }
@@ -113,12 +111,27 @@ func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRe
 		return h.refuse(ctx, p, "no_elicitation",
 			"this client cannot ask its user for consent (it declares no elicitation capability), and agentgate dispatches only with consent")
 	}
-	id, err := s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent.Template.Name, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+	claims := consentClaims{Caller: stateCaller(p), Tool: h.tool, Digest: h.digest, TaskID: h.taskID, Expires: s.now().Add(ConsentTTL).UnixMilli()}
+	var err error
+	if h.asked != nil {
+		var done *Out
+		claims.Ask, done, err = h.asked(ctx)
+		switch {
+		case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+			return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
+		case err == nil && done != nil:
+			// A repeat of work handed over already: its first result,
+			// with no second consent and no second dispatch.
+			h.audit(ctx, "dispatch", p, "replayed")
+			return P(done).result(), *done, nil
+		}
+	} else {
+		claims.ID, err = s.consents.create(ctx, consentRecord{Caller: p.Subject, Agent: h.agent, Tool: h.tool, TaskID: h.taskID, Digest: h.digest})
+	}
 	if err != nil {
 		return h.refuse(ctx, p, "store_error", "the consent request could not be recorded: "+agentgate.ErrorMessage(err))
 	}
-	state, err := s.signer.sign(consentClaims{ID: id, Caller: stateCaller(p), Tool: h.tool, Digest: h.digest, TaskID: h.taskID,
-		Expires: s.now().Add(ConsentTTL).UnixMilli()})
+	state, err := s.signer.sign(claims)
 	if err != nil {
 		return h.fail(ctx, p, err)
 	}
@@ -148,15 +161,19 @@ func (h handing[Out, P]) consentRequest() *mcp.ElicitParams {
 }
 
 // answer settles a consent with the user's answer, once: the first answer
-// decides, and a replay of the same state gets the settled result.
+// decides, and a replay of the same state gets the settled result. The
+// consent record is also the send's once-only claim: the yes moves it to
+// accepted under a lease, and another answer meanwhile waits for the
+// result, or, once a sender that died has let the lease run out, takes the
+// claim over and sends.
 func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal, claims consentClaims) (*mcp.CallToolResult, Out, error) {
-	for {
+	for wait := dispatch.FirstPoll; ; {
 		rec, version, err := s.consents.get(ctx, claims.ID)
 		if err != nil {
 			return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
 		}
-		switch rec.State {
-		case consentSettled:
+		switch {
+		case rec.State == consentSettled:
 			var settled Out
 			if err := json.Unmarshal(rec.Result, &settled); err != nil {
 				return h.fail(ctx, p, err)
@@ -164,25 +181,30 @@ func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToo
 			P(&settled).replay()
 			h.audit(ctx, "consent_replayed", p, outcome(P(&settled).handed()))
 			return P(&settled).result(), settled, nil
-		case consentAccepted:
-			// Another request took the yes and is sending: the once-only
-			// key (the taskId, or this consent's id) gives this one the
-			// same answer.
-			return h.send(ctx, p, claims.ID)
-		}
-		reason, code := decide(req.Params.InputResponses[consentKey])
-		if code != "accepted" {
-			settled := h.base
-			P(&settled).refuse(reason)
-			if err := s.settle(ctx, claims.ID, version, rec, settled); errors.Is(err, store.ErrConflict) {
-				continue // answered concurrently: read what was decided
-			} else if err != nil {
-				return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+		case rec.State == consentAccepted && s.now().Before(rec.LeaseUntil):
+			// Another request took the yes and is sending.
+			var ok bool
+			if wait, ok = dispatch.Pause(ctx, wait); !ok {
+				return h.refuse(ctx, p, "consent_unavailable", "this consent's answer is still being acted on; retry later")
 			}
-			h.audit(ctx, "consent_refused", p, code)
-			return P(&settled).result(), settled, nil
+			continue
+		case rec.State == consentPending:
+			reason, code := decide(req.Params.InputResponses[consentKey])
+			if code != "accepted" {
+				settled := h.base
+				P(&settled).refuse(reason)
+				if err := s.settle(ctx, claims.ID, version, rec, settled); errors.Is(err, store.ErrConflict) {
+					continue // answered concurrently: read what was decided
+				} else if err != nil {
+					return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+				}
+				h.audit(ctx, "consent_refused", p, code)
+				return P(&settled).result(), settled, nil
+			}
 		}
-		rec.State = consentAccepted
+		// A yes to a pending consent, or one whose sender let its lease
+		// run out: claim the send.
+		rec.State, rec.LeaseUntil = consentAccepted, s.now().Add(dispatch.Lease)
 		if err := s.consents.transition(ctx, claims.ID, version, rec); errors.Is(err, store.ErrConflict) {
 			continue
 		} else if err != nil {
@@ -191,14 +213,45 @@ func (h handing[Out, P]) answer(ctx context.Context, s *Server, req *mcp.CallToo
 		h.audit(ctx, "consent_accepted", p, "accepted")
 		res, settled, err := h.send(ctx, p, claims.ID)
 		if err == nil {
-			// A failed settle loses only the replay record: the once-only
-			// key still answers a repeat without a second send.
+			// A failed settle loses only the replay: a repeat after the
+			// lease sends again.
 			if err := s.settle(context.WithoutCancel(ctx), claims.ID, version+1, rec, settled); err != nil {
 				slog.WarnContext(ctx, "mcp: settling a consent failed", "error", err.Error())
 			}
 		}
 		return res, settled, err
 	}
+}
+
+// answerRecord settles a consent kept in the work's own record (asked,
+// answered): the first answer decides, and a replay, or a later answer to
+// the same question, gets the settled result.
+func (h handing[Out, P]) answerRecord(ctx context.Context, req *mcp.CallToolRequest, p agentgate.Principal, claims consentClaims) (*mcp.CallToolResult, Out, error) {
+	reason, code := decide(req.Params.InputResponses[consentKey])
+	refusal := ""
+	if code != "accepted" {
+		refusal = reason
+	}
+	out, replayed, err := h.answered(ctx, claims.Ask, refusal)
+	switch {
+	case agentgate.ErrorCode(err) == agentgate.ECONFLICT:
+		return h.refuse(ctx, p, "conflict", agentgate.ErrorMessage(err))
+	case agentgate.ErrorCode(err) == agentgate.ENOTFOUND:
+		return h.refuse(ctx, p, "consent_unavailable", agentgate.ErrorMessage(err))
+	case agentgate.ErrorCode(err) == agentgate.EINTERNAL:
+		return h.fail(ctx, p, err)
+	case err != nil:
+		return h.refuse(ctx, p, "dispatch_failed", agentgate.ErrorMessage(err))
+	case replayed:
+		P(&out).replay()
+		h.audit(ctx, "consent_replayed", p, outcome(P(&out).handed()))
+	case refusal != "":
+		h.audit(ctx, "consent_refused", p, code)
+	default:
+		h.audit(ctx, "consent_accepted", p, "accepted")
+		h.audit(ctx, "dispatch", p, "dispatched")
+	}
+	return P(&out).result(), out, nil
 }
 
 // send hands the work over (do) and audits it; a failure is a refusal that
@@ -214,17 +267,17 @@ func (h handing[Out, P]) send(ctx context.Context, p agentgate.Principal, once s
 
 // refuse answers a handing that did not happen, and audits why.
 func (h handing[Out, P]) refuse(ctx context.Context, p agentgate.Principal, code, reason string) (*mcp.CallToolResult, Out, error) {
-	return refusal[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, code, reason)
+	return refusal[Out, P](ctx, p, h.tool, h.agent, h.taskID, h.base, code, reason)
 }
 
 // fail answers a call that agentgate could not complete (fail).
 func (h handing[Out, P]) fail(ctx context.Context, p agentgate.Principal, err error) (*mcp.CallToolResult, Out, error) {
-	return failure[Out, P](ctx, p, h.tool, h.agent.Template.Name, h.taskID, h.base, err)
+	return failure[Out, P](ctx, p, h.tool, h.agent, h.taskID, h.base, err)
 }
 
 // audit logs a consent or dispatch event of the handing.
 func (h handing[Out, P]) audit(ctx context.Context, event string, p agentgate.Principal, outcome string) {
-	audit(ctx, event, p, h.tool, h.agent.Template.Name, h.taskID, h.text, outcome)
+	audit(ctx, event, p, h.tool, h.agent, h.taskID, h.text, outcome)
 }
 
 // refusal answers a call of tool that handed nothing to agentName: out,

@@ -145,10 +145,10 @@ func (s *Server) runPlaybook(ctx context.Context, req *mcp.CallToolRequest, in R
 		return failure[PlaybookOutput](ctx, p, runPlaybookTool, p.Agent, "", base, err)
 	}
 	h := handing[PlaybookOutput, *PlaybookOutput]{
-		tool: runPlaybookTool, agent: a, digest: digest, text: text, base: base,
+		tool: runPlaybookTool, agent: a.Template.Name, digest: digest, text: text, base: base,
 		question: fmt.Sprintf("Run the playbook %q (%s) of the agent %q with this input?", pb.Name, pb.Description, a.Template.Name),
 		do: func(ctx context.Context, once string) (PlaybookOutput, string, error) {
-			t, outcome, err := s.turn(ctx, dispatch.Chat{Agent: a, Caller: p, Message: text, Metadata: metadata, MessageID: once})
+			t, outcome, err := s.turn(ctx, dispatch.Chat{Agent: a, Caller: p, Message: text, Metadata: metadata, MessageID: once, Claimed: once != ""})
 			return PlaybookOutput{Playbook: pb.Name, Turn: t}, outcome, err
 		},
 	}

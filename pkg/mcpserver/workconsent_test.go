@@ -202,8 +202,8 @@ func TestConsentStateBindsTool(t *testing.T) {
 
 // TestConcurrentAnswersSendOnce: one consent for ask, answered yes 16
 // times at once on two instances: the message reaches the agent once (the
-// consent names the A2A message, whose dedup holds the others), and every
-// answer reports the one task.
+// first yes claims the send in the consent record, the others wait for its
+// result), and every answer reports the one task.
 func TestConcurrentAnswersSendOnce(t *testing.T) {
 	s := apptest.New(t, "dynamodb", nil)
 	key := s.ConnectorKey()

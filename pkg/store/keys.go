@@ -15,15 +15,19 @@ import (
 //	connector config     AGENT#<name>                         CONNECTOR               -                                   -                             -
 //	MCP session          SESSION#<id>                         SESSION                 -                                   -                             sliding
 //	session stream event SESSION#<id>                         EVENT#<stream>#<seq>    -                                   -                             session's
-//	pending consent      CONSENT#<id>                         CONSENT                 -                                   -                             yes
+//	pending consent      CONSENT#<id>                         CONSENT                 -                                   -                             yes (chat turns)
 //	dedup entry          DEDUP#<scope>#<caller>#<id>          DEDUP                   -                                   -                             yes (24 h)
 //	running count        AGENT#<name>                         RUNNING                 -                                   -                             -
 //	execution            EXEC#<origin>#<scope>#<id>           EXEC                    CALLER#<caller> / EXEC#<t>#<ref>    AGENT#<name> / EXEC#<t>#<ref> retention
+//	task not sent yet    EXEC#mcp#<caller>#<taskId>           EXEC                    -                                   -                             24 h
 //	API key              APIKEY#<keyId>                       APIKEY                  OWNER#<owner> / APIKEY#<t>#<id>     CONNECTOR#<agent> / <t>#<id>  optional
 //	setting              SETTINGS#<owner>                     <setting name>          -                                   -                             -
 //	deployment setting   SETTINGS                             <setting name>          -                                   -                             -
 //	MCP exposure set     EXPOSURE                             MCP                     -                                   -                             -
 //	rate-limit window    RATE#<class>#<subject>#<window>      RATE                    -                                   -                             window end
+//
+// A dispatch_task's record is its execution's from the consent question on
+// (execution/dispatch.go): unlisted, with no index keys, until it starts.
 //
 // Every caller-supplied component is escaped ('%' and '#'), so that no value
 // can reach into another record's key space.
