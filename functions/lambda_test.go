@@ -16,7 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +62,10 @@ func TestLambdaFunctions(t *testing.T) {
 
 			resp, id := fn.invoke(t, http.MethodGet, web.HealthPath(f.Name))
 			checkJSON(t, resp, http.StatusOK, id)
+			if ms, ok := fn.initDuration(); ok {
+				// The figure issue 13 asks for: `go test -v -run TestLambdaFunctions ./functions/`.
+				t.Logf("INIT %.1f ms (bootstrap %s)", ms, bootstrap)
+			}
 			var health struct{ Status, Function string }
 			if err := json.Unmarshal([]byte(resp.Body), &health); err != nil || health.Status != "ok" || health.Function != f.Name {
 				t.Errorf("health body = %s, want status ok and function %q", strings.TrimSpace(resp.Body), f.Name)
@@ -132,7 +139,40 @@ func findRIE(t *testing.T) string {
 
 // function is one bootstrap running under its own emulator.
 type function struct {
-	url string // the emulator's invoke endpoint
+	url string     // the emulator's invoke endpoint
+	log *logBuffer // the emulator's output, the function's logs among it
+}
+
+// logBuffer is an emulator's output, read while the emulator writes it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// initReport matches the emulator's report of a function's INIT phase.
+var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
+
+// initDuration is the INIT phase's duration the emulator reported, once the
+// function has been invoked.
+func (f function) initDuration() (float64, bool) {
+	m := initReport.FindStringSubmatch(f.log.String())
+	if m == nil {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(m[1], 64)
+	return ms, err == nil
 }
 
 // startRIE runs bootstrap under the emulator with env (and PATH and HOME
@@ -158,8 +198,8 @@ func startRIE(t *testing.T, rie, bootstrap string, env map[string]string) functi
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &logBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -191,7 +231,7 @@ func startRIE(t *testing.T, rie, bootstrap string, env map[string]string) functi
 			t.Fatalf("aws-lambda-rie is not listening on %s: %v", ports[0], err)
 		}
 	}
-	return function{url: "http://" + ports[0] + "/2015-03-31/functions/function/invocations"}
+	return function{url: "http://" + ports[0] + "/2015-03-31/functions/function/invocations", log: out}
 }
 
 func freePorts(t *testing.T, n int) []string {
