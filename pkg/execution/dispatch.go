@@ -76,14 +76,7 @@ func (s *Store) Begin(ctx context.Context, e Execution, ttl time.Duration) (Exec
 	if err != nil {
 		return Execution{}, err
 	}
-	created, err := s.store.Create(ctx, it)
-	if errors.Is(err, store.ErrConflict) {
-		return Execution{}, agentgate.Errorf(agentgate.ECONFLICT, "execution %s exists already", e.ID)
-	} else if err != nil {
-		return Execution{}, err
-	}
-	e.version = created.Version
-	return e, nil
+	return s.create(ctx, e, it)
 }
 
 // Peek returns the record at ref in whatever phase it is (Get returns

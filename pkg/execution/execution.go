@@ -110,6 +110,20 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 	if err != nil {
 		return Execution{}, err
 	}
+	if e, err = s.create(ctx, e, it); err != nil {
+		return Execution{}, err
+	}
+	if !e.Terminal() {
+		if _, err := s.store.Add(ctx, store.RunningKey(e.Agent), 1, store.AddOptions{}); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// create writes it, e's item, if no record has e's Ref (ECONFLICT
+// otherwise), and returns e at the version written.
+func (s *Store) create(ctx context.Context, e Execution, it store.Item) (Execution, error) {
 	created, err := s.store.Create(ctx, it)
 	if errors.Is(err, store.ErrConflict) {
 		return Execution{}, agentgate.Errorf(agentgate.ECONFLICT, "execution %s exists already", e.ID)
@@ -117,11 +131,6 @@ func (s *Store) Create(ctx context.Context, e Execution) (Execution, error) {
 		return Execution{}, err
 	}
 	e.version = created.Version
-	if !e.Terminal() {
-		if _, err := s.store.Add(ctx, store.RunningKey(e.Agent), 1, store.AddOptions{}); err != nil {
-			return e, err
-		}
-	}
 	return e, nil
 }
 
