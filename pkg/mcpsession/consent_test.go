@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/store"
-	"github.com/agentgate/agentgate/pkg/store/embedded"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
@@ -39,11 +37,7 @@ func TestUnansweredConsentExpires(t *testing.T) {
 	// One clock for the session layer and the store: the stored events'
 	// expiry is stamped by the one and judged by the other.
 	clock := &steppingClock{now: storetest.Epoch}
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, clock.Now)
 	refusal := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Not dispatched: nothing was dispatched"}}}
 	h := &Handler{Store: st, TTL: time.Hour, Now: clock.Now, Unanswered: refusal,
 		Server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}

@@ -1,15 +1,11 @@
 package mcpsession
 
 import (
-	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
-	"github.com/agentgate/agentgate/pkg/store"
-	"github.com/agentgate/agentgate/pkg/store/embedded"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
@@ -21,17 +17,10 @@ import (
 func TestPrefetchIsOneReadCheckedAfterwards(t *testing.T) {
 	now := storetest.Epoch
 	clock := func() time.Time { return now }
-	emb, err := embedded.Open(filepath.Join(t.TempDir(), "db"), embedded.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
+	emb := openStore(t, clock)
 	st := storetest.Count(emb)
 	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
-	data, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, CreatedAt: now, LastSeen: now})
-	if _, err := emb.Create(t.Context(), store.Item{Key: store.SessionKey("s1"), Data: data, ExpiresAt: now.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
+	aliceSession(t, emb, "s1", now)
 
 	for _, tc := range []struct {
 		caller string
