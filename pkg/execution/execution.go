@@ -151,18 +151,11 @@ func finishedAt(e Execution, now time.Time) time.Time {
 
 // Get returns the execution at ref.
 func (s *Store) Get(ctx context.Context, ref Ref) (Execution, error) {
-	it, err := s.store.Get(ctx, ref.key())
-	if errors.Is(err, store.ErrNotFound) {
-		return Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
-	} else if err != nil {
-		return Execution{}, err
-	}
-	e, err := decode(it)
+	e, err := s.Peek(ctx, ref)
 	if err == nil && e.Phase != "" {
 		// Not an execution yet: nothing an agent has (dispatch.go).
 		return Execution{}, agentgate.Errorf(agentgate.ENOTFOUND, "no execution %q", ref.ID)
 	}
-	e.version = it.Version
 	return e, err
 }
 
