@@ -53,7 +53,7 @@ var depthCeilings = map[string]struct{ depth, calls int }{
 	"mcp/2025-11-25/tools-list-connector": {2, 6},
 	"mcp/2025-11-25/tools-call":           {2, 5},
 	"mcp/2025-11-25/tools-call-jwt":       {2, 4},
-	"mcp/2025-11-25/dispatch":             {12, 23},
+	"mcp/2025-11-25/dispatch":             {9, 23},
 	"a2a/send-message":                    {6, 8},
 	"a2a/get-task":                        {4, 6},
 	"api/keys-list":                       {2, 4},
