@@ -136,3 +136,33 @@ func TestAnswerSettlesOnce(t *testing.T) {
 		t.Errorf("answer to an unknown stream: %d, want 400", code)
 	}
 }
+
+// TestResultOfAnEarlierRelease: a stream settled by a release that stored
+// the call's result itself at event 1 is resumed with that result as it is,
+// nothing run again.
+func TestResultOfAnEarlierRelease(t *testing.T) {
+	st, err := embedded.Open(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := &Handler{Store: st, TTL: time.Hour, Now: time.Now,
+		Server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: time.Now()})
+	pending, _ := json.Marshal(pendingCall{CallID: json.RawMessage(`7`), Params: json.RawMessage(`{"name":"dispatch_task"}`), RequestState: "x"})
+	result := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Dispatched"}]}}`
+	for key, data := range map[store.Key]string{store.SessionKey("s1"): string(sess), store.SessionEventKey("s1", "st", 0): string(pending), answerKey("s1", "st"): result} {
+		if _, err := st.Create(ctx, store.Item{Key: key, Data: []byte(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/mcp", nil).WithContext(ctx)
+	req.Header.Set("Mcp-Session-Id", "s1")
+	req.Header.Set("Last-Event-ID", "st_0.k2")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if want := "id: st_1\ndata: " + result + "\n\n"; rec.Body.String() != want {
+		t.Errorf("resumed: %d %q, want %q", rec.Code, rec.Body, want)
+	}
+}
