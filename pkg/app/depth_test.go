@@ -39,8 +39,11 @@ const roundTrip = time.Millisecond
 // making at most 6 calls beyond the chain's at 2026-07-28 and 8 on a
 // legacy session, each round at most 3 deep (depthGoals holds what is met:
 // the 2026-07-28 dispatch, one record from its consent on, is 6 calls
-// beyond the chain's and 3 deep a round). A change that lowers a figure
-// must lower its ceiling here.
+// beyond the chain's and at most 3 deep a round; the legacy one is at most
+// 3 deep a round, but 14 calls beyond the chain's, for each of its three
+// requests reads its session and its stream carries the pending call and
+// the answer across instances). A change that lowers a figure must lower
+// its ceiling here.
 //
 // Reproduce: go test -race -count=3 -run TestStoreDepth -v ./pkg/app/
 var depthCeilings = map[string]struct{ depth, calls int }{
@@ -48,12 +51,12 @@ var depthCeilings = map[string]struct{ depth, calls int }{
 	"mcp/2026-07-28/tools-list-connector": {2, 5},
 	"mcp/2026-07-28/tools-call":           {2, 4},
 	"mcp/2026-07-28/tools-call-jwt":       {2, 3},
-	"mcp/2026-07-28/dispatch":             {6, 12},
+	"mcp/2026-07-28/dispatch":             {5, 12},
 	"mcp/2025-11-25/tools-list":           {1, 4},
 	"mcp/2025-11-25/tools-list-connector": {2, 6},
 	"mcp/2025-11-25/tools-call":           {2, 5},
 	"mcp/2025-11-25/tools-call-jwt":       {2, 4},
-	"mcp/2025-11-25/dispatch":             {12, 23},
+	"mcp/2025-11-25/dispatch":             {8, 23},
 	"a2a/send-message":                    {6, 8},
 	"a2a/get-task":                        {4, 6},
 	"api/keys-list":                       {2, 4},
@@ -63,13 +66,15 @@ var depthCeilings = map[string]struct{ depth, calls int }{
 // rate-limit windows and the API key, made together (one round trip).
 const chainCalls = 3
 
-// depthGoals are issue 13's figures for a request kind that meets them:
-// over its HTTP requests (rounds), at most beyond store calls besides the
-// chain's, and at most 3 round trips deep per round. A legacy (2025-11-25)
-// consented dispatch's goal, 8 calls beyond the chain's over its three
-// requests, is not met yet (depthCeilings holds today's figures).
+// depthGoals are issue 13's figures for a request kind, as far as it meets
+// them: over its HTTP requests (rounds), at most 3 round trips deep per
+// round, and at most beyond store calls besides the chain's (0: not met
+// yet; depthCeilings holds the calls). A legacy (2025-11-25) consented
+// dispatch's goal of 8 calls beyond the chain's over its three requests is
+// not met: it makes 14.
 var depthGoals = map[string]struct{ rounds, beyond int }{
 	"mcp/2026-07-28/dispatch": {2, 6},
+	"mcp/2025-11-25/dispatch": {3, 0},
 }
 
 // depthKind is one kind of request; op makes one (i numbers them, from 0
@@ -255,7 +260,7 @@ func TestStoreDepth(t *testing.T) {
 			t.Errorf("%s: %d calls, ceiling %d", k.name, calls, ceiling.calls)
 		}
 		if goal, ok := depthGoals[k.name]; ok {
-			if beyond := calls - goal.rounds*chainCalls; beyond > goal.beyond {
+			if beyond := calls - goal.rounds*chainCalls; goal.beyond > 0 && beyond > goal.beyond {
 				t.Errorf("%s: %d calls beyond the chain's, goal %d", k.name, beyond, goal.beyond)
 			}
 			if depth > 3*goal.rounds {

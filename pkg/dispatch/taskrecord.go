@@ -121,6 +121,24 @@ func (s *Service) AskTask(ctx context.Context, t Task) (ask int64, replay *Sent,
 	}
 }
 
+// Withdraw takes back question ask about t, which AskTask recorded for a
+// call that then did not ask it (the agent turned out not to be usable, a
+// check made while the question was recorded): if nobody has moved the
+// record since, it goes, so that the taskId is as free as before the call.
+// A record moved since is left to whoever moved it.
+func (s *Service) Withdraw(ctx context.Context, t Task, ask int64) error {
+	rec, err := t.pending(execution.PhaseAwaiting)
+	if err != nil {
+		return err
+	}
+	rec.Ask = ask
+	err = s.Executions.Withdraw(ctx, rec.AtVersion(ask))
+	if errors.Is(err, store.ErrConflict) || agentgate.ErrorCode(err) == agentgate.ENOTFOUND {
+		return nil
+	}
+	return err
+}
+
 // AnswerTask settles question ask (from AskTask) about t with the user's
 // answer, refusal ("" is yes): the first answer decides, once. Yes claims
 // the send and sends; a later answer, or a repeat, gets the outcome

@@ -258,3 +258,43 @@ func TestTaskOnceUnderConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskWithdraw: a question withdrawn before anyone moved its record
+// leaves the taskId free, for other work too; one moved since (answered)
+// is left as it is.
+func TestTaskWithdraw(t *testing.T) {
+	for _, backend := range apptest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s, _, task := taskStack(t, backend, "withdrawn-1")
+			svc, ctx := s.Deps.Dispatch, t.Context()
+			ask, _, err := svc.AskTask(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.Withdraw(ctx, task, ask); err != nil {
+				t.Fatalf("withdraw: %v", err)
+			}
+			other := task
+			other.Instruction = "echo other work"
+			if _, _, err := svc.AskTask(ctx, other); err != nil {
+				t.Fatalf("the taskId for other work after the withdrawal: %v", err)
+			}
+
+			task.TaskID = "withdrawn-2"
+			ask, _, err = svc.AskTask(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if no, err := svc.AnswerTask(ctx, task, ask, "the user declined", usableAs(task.Agent)); err != nil || no.Refused == "" {
+				t.Fatalf("the no: %+v %v", no, err)
+			}
+			if err := svc.Withdraw(ctx, task, ask); err != nil {
+				t.Fatalf("withdrawing an answered question: %v", err)
+			}
+			late, err := svc.AnswerTask(ctx, task, ask, "", usableAs(task.Agent))
+			if err != nil || late.Refused != "the user declined" || !late.Replayed {
+				t.Errorf("after withdrawing an answered question: %+v %v, want the no, replayed", late, err)
+			}
+		})
+	}
+}

@@ -104,6 +104,20 @@ func (s *Store) Move(ctx context.Context, next Execution, ttl time.Duration) (Ex
 	return s.move(ctx, next, it)
 }
 
+// Withdraw removes the record at e.Version(), still in a phase, if it has
+// not changed since: it is rewritten as expired, which every reader takes
+// for absent, so that the removal is a compare-and-set as a move is.
+// store.ErrConflict if it changed since, ENOTFOUND if it is gone.
+func (s *Store) Withdraw(ctx context.Context, e Execution) error {
+	it, err := s.pendingItem(e, 0)
+	if err != nil {
+		return err
+	}
+	it.ExpiresAt = s.now().Add(-time.Second) // past, whatever the store's rounding
+	_, err = s.move(ctx, e, it)
+	return err
+}
+
 // Start moves the claimed record at sent.Version() out of its phase: the
 // agent has the work, and the record is from now on an execution like any
 // other, stamped now, listed, kept for the retention, and counted running

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/uuid"
@@ -54,24 +55,42 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return s.refuse(ctx, p, out, "bad_state", agentgate.ErrorMessage(err))
 	}
-	// An answer needs the agent only named until its claim is taken
-	// (dispatch.Service.AnswerTask); every other call, before anything.
-	a := agent.Agent{Template: agent.Template{Name: in.AgentID}}
-	if claims == nil || !s.requireConsent {
-		if a, err = usable(); err != nil {
-			return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
-		}
-	}
 	if claims != nil && out.TaskID == "" {
 		out.TaskID = claims.TaskID
 	}
 	if out.TaskID == "" {
 		out.TaskID = uuid.NewString()
 	}
-	if err := dispatch.CheckTask(out.TaskID, in.Instruction, in.ExpectedOutput); err != nil {
-		return s.refuse(ctx, p, out, "invalid", agentgate.ErrorMessage(err))
+	invalid := dispatch.CheckTask(out.TaskID, in.Instruction, in.ExpectedOutput)
+	// The agent need only be named for the task's record: an answer reads
+	// it while its claim is taken (dispatch.Service.AnswerTask), and a
+	// question is recorded while it is read (asking), and withdrawn if the
+	// agent is not the caller's to use.
+	task := dispatch.Task{Agent: agent.Agent{Template: agent.Template{Name: in.AgentID}}, Caller: p, TaskID: out.TaskID,
+		Instruction: in.Instruction, ExpectedOutput: in.ExpectedOutput}
+	var asking func() (int64, *dispatch.Sent, error)
+	if invalid == nil && claims == nil && s.requireConsent && canElicit(req) {
+		asking = s.askSoon(ctx, task)
 	}
-	task := dispatch.Task{Agent: a, Caller: p, TaskID: out.TaskID, Instruction: in.Instruction, ExpectedOutput: in.ExpectedOutput}
+	if claims == nil || !s.requireConsent {
+		a, err := usable()
+		if err != nil {
+			if asking != nil {
+				if ask, sent, err := asking(); err == nil && sent == nil {
+					if err := s.svc.Withdraw(context.WithoutCancel(ctx), task, ask); err != nil {
+						slog.WarnContext(ctx, "mcp: withdrawing the question about a task for an agent not usable failed; its taskId stays taken until it expires",
+							"task_id", task.TaskID, "error", err.Error())
+					}
+				}
+			}
+			return s.refuse(ctx, p, out, "unknown_agent", agentgate.ErrorMessage(err))
+		}
+		task.Agent = a
+	}
+	if invalid != nil {
+		return s.refuse(ctx, p, out, "invalid", agentgate.ErrorMessage(invalid))
+	}
+	a := task.Agent
 	digest, err := task.Digest()
 	if err != nil {
 		return failure[DispatchOutput](ctx, p, dispatchTool, in.AgentID, out.TaskID, out, err)
@@ -83,7 +102,10 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		// The consent is the task's record's, which is also its
 		// once-only claim and its execution (pkg/dispatch/taskrecord.go).
 		asked: func(ctx context.Context) (int64, *DispatchOutput, error) {
-			ask, sent, err := s.svc.AskTask(ctx, task)
+			if asking == nil {
+				asking = s.askSoon(ctx, task)
+			}
+			ask, sent, err := asking()
 			if err != nil || sent == nil {
 				return ask, nil, taskConflict(err)
 			}
@@ -116,6 +138,26 @@ func (s *Server) dispatchTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		},
 	}
 	return h.run(ctx, s, req, p, claims)
+}
+
+// askSoon starts recording the question about task (AskTask) and returns
+// the function that waits for its result, so that a call that asks reads
+// its agent meanwhile rather than first.
+func (s *Server) askSoon(ctx context.Context, task dispatch.Task) func() (int64, *dispatch.Sent, error) {
+	var (
+		ask  int64
+		sent *dispatch.Sent
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		ask, sent, err = s.svc.AskTask(ctx, task)
+	}()
+	return func() (int64, *dispatch.Sent, error) {
+		<-done
+		return ask, sent, err
+	}
 }
 
 // taskConflict says what to do about a taskId in use for other work.

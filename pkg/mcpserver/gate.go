@@ -107,7 +107,7 @@ func (h handing[Out, P]) run(ctx context.Context, s *Server, req *mcp.CallToolRe
 
 // ask records a pending consent and asks the client's user for it.
 func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRequest, p agentgate.Principal) (*mcp.CallToolResult, Out, error) {
-	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+	if !canElicit(req) {
 		return h.refuse(ctx, p, "no_elicitation",
 			"this client cannot ask its user for consent (it declares no elicitation capability), and agentgate dispatches only with consent")
 	}
@@ -137,6 +137,13 @@ func (h handing[Out, P]) ask(ctx context.Context, s *Server, req *mcp.CallToolRe
 	}
 	h.audit(ctx, "consent_requested", p, "pending")
 	return askInput[Out](ctx, h.consentRequest(), state)
+}
+
+// canElicit reports whether the client of req can ask its user: it
+// declares the elicitation capability.
+func canElicit(req *mcp.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil
 }
 
 // consentRequest is the question the user sees: what, to whom, and a

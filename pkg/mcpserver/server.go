@@ -193,9 +193,9 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // request of a connector key is checked first (begin, server): a POST's
 // check overlaps its session's read; a GET or DELETE waits for it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost || principal(r.Context()).Scope == agentgate.ScopeConnector {
-		r = s.begin(r)
-	}
+	// Every method may run a tool: a resuming GET runs the call its
+	// consent answer settled (pkg/mcpsession).
+	r = s.begin(r)
 	if v := r.Header.Get("Mcp-Protocol-Version"); r.Method == http.MethodPost && v >= Version20260728 {
 		s.stateless.ServeHTTP(w, r)
 		return

@@ -257,3 +257,25 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestTaskIDFreeAfterUnusableAgent: a dispatch refused because its agent is
+// not the caller's to use leaves its taskId free (its question, recorded
+// while the agent was read, is withdrawn): the same taskId then dispatches
+// to the right agent.
+func TestTaskIDFreeAfterUnusableAgent(t *testing.T) {
+	s := apptest.New(t, "embedded", nil)
+	url := s.Serve()
+	key := s.Key("alice", agentgate.ScopeUser)
+	for _, version := range []string{mcpserver.Version20260728, mcpserver.Version20251125} {
+		cs := client(t, url, key, version, approve, nil)
+		taskID := "typo-" + version
+		refused, _ := dispatch(t, cs, map[string]any{"agentId": "no-such-agent", "instruction": "echo hi", "taskId": taskID})
+		if refused.Dispatched || !strings.Contains(refused.Reason, `no agent "no-such-agent"`) {
+			t.Fatalf("%s: dispatch to an unknown agent: %+v", version, refused)
+		}
+		out, res := dispatch(t, cs, map[string]any{"agentId": s.AgentID, "instruction": "echo hi", "taskId": taskID})
+		if !out.Dispatched || out.Replayed {
+			t.Errorf("%s: the same taskId to the right agent: %+v %v", version, out, res.Content)
+		}
+	}
+}

@@ -18,13 +18,35 @@ import (
 )
 
 // pendingCall is a tools/call waiting for the client's answer to an
-// elicitation: the stream's event 0.
+// elicitation: the stream's event 0, written once when the call asks.
 type pendingCall struct {
 	CallID       json.RawMessage `json:"callId"` // the tools/call's JSON-RPC id
 	Params       json.RawMessage `json:"params"` // and its params
 	RequestState string          `json:"requestState"`
-	Answered     bool            `json:"answered"`
 }
+
+// settlement is what settles a stream's pending call, stored at its event
+// 1 (answerKey) by whichever comes first: the client's answer, by the POST
+// that carries it, or the consent's expiry, by a resuming GET. It is
+// created if absent, so that exactly one settles the call: a later answer,
+// or an expiry that finds an answer, changes nothing. The resuming GET
+// acts on it (replay.go).
+type settlement struct {
+	// Answered: Result is the client's answer (nil for an error answer,
+	// which the tool takes as no answer, a refusal).
+	Answered bool            `json:"answered,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	// Unanswered: the consent expired; the call ends with the server's
+	// refusal (Handler.Unanswered).
+	Unanswered bool `json:"unanswered,omitempty"`
+	// JSONRPC marks a record of the releases before settlements: the
+	// stream's result itself, a JSON-RPC response, sent as it is.
+	JSONRPC string `json:"jsonrpc,omitempty"`
+}
+
+// answerKey is where a stream's settlement is kept: its event 1, where
+// releases before settlements kept the call's result.
+func answerKey(sid, stream string) store.Key { return store.SessionEventKey(sid, stream, 1) }
 
 // elicitationIDPrefix starts the JSON-RPC id of our elicitation/create
 // requests; the rest is the stream id, so that the answer names its stream.
@@ -75,9 +97,12 @@ func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, m *
 }
 
 // answer takes the client's answer to an elicitation: the first answer
-// re-runs the pending tools/call with it, and stores the result as the
-// stream's next event. A repeated answer changes nothing.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, m *jsonrpc.Response) {
+// is stored as the stream's settlement, for the resuming GET to re-run the
+// pending tools/call with; a repeated answer, or one after the consent
+// expired, changes nothing. Storing the answer needs no read of the
+// pending call: whether the stream exists is read while the answer is
+// stored, so that the answer costs one round trip after the session's.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Response) {
 	ctx := r.Context()
 	raw, _ := m.ID.Raw().(string)
 	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
@@ -85,55 +110,41 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, ses
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "this response answers no request of this server")
 		return
 	}
-	it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
-	if errors.Is(err, store.ErrNotFound) {
+	answer := settlement{Answered: true}
+	if m.Error == nil {
+		answer.Result = m.Result
+	}
+	data, err := json.Marshal(answer)
+	if err != nil {
+		web.WriteRPCFailure(w, r, nil, err)
+		return
+	}
+	pending := make(chan error, 1)
+	go func() {
+		_, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
+		pending <- err
+	}()
+	// An answer to a stream that does not exist stores a settlement no
+	// GET will read (it names no pending call); it expires with the TTL.
+	_, err = h.Store.Create(ctx, store.Item{Key: answerKey(sid, stream), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)})
+	switch perr := <-pending; {
+	case errors.Is(perr, store.ErrNotFound):
 		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
-		return
-	} else if err != nil {
+	case perr != nil:
+		writeStoreError(w, r, nil, perr)
+	case err != nil && !errors.Is(err, store.ErrConflict):
 		writeStoreError(w, r, nil, err)
-		return
+	default:
+		// Stored, or the stream was settled already: the first answer
+		// (or the expiry) counted.
+		w.WriteHeader(http.StatusAccepted)
 	}
-	pending, claimed, err := h.claim(ctx, it)
-	if err != nil {
-		// For an error of no code (a record that does not decode), this
-		// is WriteRPCFailure's 500 to the letter.
-		writeStoreError(w, r, nil, err)
-		return
-	} else if !claimed {
-		w.WriteHeader(http.StatusAccepted) // the first answer counted
-		return
-	}
-
-	retry, err := retryCall(pending, m)
-	if err != nil {
-		web.WriteRPCFailure(w, r, nil, err)
-		return
-	}
-	resp, rec, err := h.run(ctx, r, sid, &sess.State, retry)
-	if err != nil {
-		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: agentgate.ErrorMessage(err)}}
-	} else if requests, _ := rec.recorded(); requests != nil {
-		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool asked for input again"}}
-	}
-	mcphttp.RewordSDKError(ctx, retry.Method, resp)
-	event, err := jsonrpc.EncodeMessage(resp)
-	if err != nil {
-		web.WriteRPCFailure(w, r, nil, err)
-		return
-	}
-	// Stored with a fresh context: the result must land even if this
-	// request is being cut short, or the client's GET waits in vain.
-	if _, err := h.Store.Put(context.WithoutCancel(ctx), store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
-		writeStoreError(w, r, nil, err)
-		return
-	}
-	w.WriteHeader(http.StatusAccepted)
 }
 
 // retryCall is the pending tools/call again, with the client's answer as
 // its input response and the signed state it was asked with: the same
 // request a 2026-07-28 client retries with, so one tool serves both.
-func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, error) {
+func retryCall(pending pendingCall, answer json.RawMessage) (*jsonrpc.Request, error) {
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(pending.Params, &params); err != nil {
 		return nil, err
@@ -141,8 +152,8 @@ func retryCall(pending pendingCall, m *jsonrpc.Response) (*jsonrpc.Request, erro
 	if params == nil {
 		params = map[string]json.RawMessage{}
 	}
-	if m.Error == nil && len(m.Result) > 0 {
-		params["inputResponses"] = json.RawMessage(`{"` + ConsentKey + `":` + string(m.Result) + `}`)
+	if len(answer) > 0 {
+		params["inputResponses"] = json.RawMessage(`{"` + ConsentKey + `":` + string(answer) + `}`)
 	}
 	state, err := json.Marshal(pending.RequestState)
 	if err != nil {
@@ -169,63 +180,35 @@ func (p pendingCall) callID() (jsonrpc.ID, error) {
 	return jsonrpc.MakeID(raw)
 }
 
-// claim takes a stream's pending call, it (event 0 as read), for this
-// request, by marking it answered with a conditional write. Answers to one
-// elicitation, and the expiry of its consent, may race on any instances:
-// exactly one of them claims the call and settles it (re-runs it with the
-// answer, or refuses it) and stores the stream's event 1; the others find it
-// taken (false) and leave the stream to that one.
-func (h *Handler) claim(ctx context.Context, it store.Item) (pendingCall, bool, error) {
-	var pending pendingCall
-	if err := json.Unmarshal(it.Data, &pending); err != nil {
-		return pendingCall{}, false, err
-	}
-	if pending.Answered {
-		return pendingCall{}, false, nil
-	}
-	pending.Answered = true
-	data, err := json.Marshal(pending)
-	if err != nil {
-		return pendingCall{}, false, err
-	}
-	it.Data = data
-	if _, err := h.Store.Update(ctx, it); errors.Is(err, store.ErrConflict) {
-		return pendingCall{}, false, nil // taken by another instance since it was read
-	} else if err != nil {
-		return pendingCall{}, false, err
-	}
-	return pending, true, nil
-}
-
-// expire closes a stream whose consent went unanswered: the pending call is
-// marked answered, so that a late answer dispatches nothing, and its result
-// (not dispatched) is stored as the stream's event 1 and returned. It
-// returns nil if an answer took the pending call first.
-func (h *Handler) expire(ctx context.Context, sid, stream string) ([]byte, error) {
-	it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
-	if err != nil {
-		return nil, err
-	}
-	pending, claimed, err := h.claim(ctx, it)
-	if err != nil || !claimed {
-		return nil, err // not claimed: an answer took the call, and its result follows
-	}
-	encoded, err := json.Marshal(h.Unanswered)
-	if err != nil {
-		return nil, err
-	}
+// settle runs the pending call as the settlement set decides, and returns
+// the stream's last event: the call re-run with the client's answer, or
+// the server's refusal for an unanswered consent. A re-run repeats on every
+// GET that asks for the stream's end, and is the tool's to make once: its
+// own record (the task's, or a consent record) lets the first run decide and
+// replays that to the others, so a GET whose answer was lost on the way
+// gets the same outcome, marked replayed.
+func (h *Handler) settle(ctx context.Context, r *http.Request, sid string, sess sessionRecord, pending pendingCall, set settlement) ([]byte, error) {
 	id, err := pending.callID()
 	if err != nil {
 		return nil, err
 	}
-	event, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: encoded})
+	if !set.Answered {
+		encoded, err := json.Marshal(h.Unanswered)
+		if err != nil {
+			return nil, err
+		}
+		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: encoded})
+	}
+	retry, err := retryCall(pending, set.Result)
 	if err != nil {
 		return nil, err
 	}
-	// This request marked the call answered, so no answer will store a
-	// result for it: this refusal is the stream's last event.
-	if _, err := h.Store.Put(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 1), Kind: "mcp-event", Data: event, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
-		return nil, err
+	resp, rec, err := h.run(ctx, r, sid, &sess.State, retry)
+	if err != nil {
+		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: agentgate.ErrorMessage(err)}}
+	} else if requests, _ := rec.recorded(); requests != nil {
+		resp = &jsonrpc.Response{ID: retry.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool asked for input again"}}
 	}
-	return event, nil
+	mcphttp.RewordSDKError(ctx, retry.Method, resp)
+	return jsonrpc.EncodeMessage(resp)
 }

@@ -73,12 +73,84 @@ func TestUnansweredConsentExpires(t *testing.T) {
 	if again := get("st_0").Body.String(); again != body {
 		t.Errorf("resuming again: %q, want the same final event", again)
 	}
-	// A late answer is taken and ignored: the call was marked answered.
+	// A late answer is taken and ignored: the call is settled as unanswered.
 	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"agentgate-consent-st","result":{"action":"accept","content":{"approve":true}}}`)).WithContext(ctx)
 	req.Header.Set("Mcp-Session-Id", "s1")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusAccepted {
 		t.Errorf("late answer: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestAnswerSettlesOnce: the first answer to a pending call is stored as
+// its settlement; a second answer is accepted and changes nothing; an
+// answer to a stream the session does not have is a client error.
+func TestAnswerSettlesOnce(t *testing.T) {
+	clock := func() time.Time { return storetest.Epoch }
+	st := openStore(t, clock)
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock,
+		Server: func(*http.Request) (*mcp.Server, error) { t.Fatal("an answer runs nothing"); return nil, nil }}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: clock()})
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionKey("s1"), Data: sess}); err != nil {
+		t.Fatal(err)
+	}
+	pending, _ := json.Marshal(pendingCall{CallID: json.RawMessage(`7`), Params: json.RawMessage(`{"name":"dispatch_task"}`), RequestState: "x"})
+	if _, err := st.Create(ctx, store.Item{Key: store.SessionEventKey("s1", "st", 0), Data: pending}); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(stream, approve string) int {
+		body := `{"jsonrpc":"2.0","id":"agentgate-consent-` + stream + `","result":{"action":"accept","content":{"approve":` + approve + `}}}`
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body)).WithContext(ctx)
+		req.Header.Set("Mcp-Session-Id", "s1")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := answer("st", "true"); code != http.StatusAccepted {
+		t.Fatalf("first answer: %d", code)
+	}
+	if code := answer("st", "false"); code != http.StatusAccepted {
+		t.Errorf("second answer: %d, want 202", code)
+	}
+	it, err := st.Get(ctx, answerKey("s1", "st"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set settlement
+	if err := json.Unmarshal(it.Data, &set); err != nil || !set.Answered || !strings.Contains(string(set.Result), `"approve":true`) {
+		t.Errorf("settlement %s (%v), want the first answer's", it.Data, err)
+	}
+	if code := answer("other", "true"); code != http.StatusBadRequest {
+		t.Errorf("answer to an unknown stream: %d, want 400", code)
+	}
+}
+
+// TestResultOfAnEarlierRelease: a stream settled by a release that stored
+// the call's result itself at event 1 is resumed with that result as it is,
+// nothing run again.
+func TestResultOfAnEarlierRelease(t *testing.T) {
+	clock := func() time.Time { return storetest.Epoch }
+	st := openStore(t, clock)
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock,
+		Server: func(*http.Request) (*mcp.Server, error) { t.Fatal("nothing may run"); return nil, nil }}
+	ctx := agentgate.WithPrincipal(t.Context(), agentgate.Principal{Subject: "alice", Scope: agentgate.ScopeUser})
+	sess, _ := json.Marshal(sessionRecord{Subject: "alice", Scope: agentgate.ScopeUser, LastSeen: clock()})
+	pending, _ := json.Marshal(pendingCall{CallID: json.RawMessage(`7`), Params: json.RawMessage(`{"name":"dispatch_task"}`), RequestState: "x"})
+	result := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Dispatched"}]}}`
+	for key, data := range map[store.Key]string{store.SessionKey("s1"): string(sess), store.SessionEventKey("s1", "st", 0): string(pending), answerKey("s1", "st"): result} {
+		if _, err := st.Create(ctx, store.Item{Key: key, Data: []byte(data)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/mcp", nil).WithContext(ctx)
+	req.Header.Set("Mcp-Session-Id", "s1")
+	req.Header.Set("Last-Event-ID", "st_0.k2")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if want := "id: st_1\ndata: " + result + "\n\n"; rec.Body.String() != want {
+		t.Errorf("resumed: %d %q, want %q", rec.Code, rec.Body, want)
 	}
 }

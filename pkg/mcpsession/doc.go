@@ -20,14 +20,23 @@
 //     elicitation round trip inside the request. The Handler stores the
 //     pending tools/call as the stream's event 0 and sends the
 //     elicitation/create on the tools/call's SSE stream, which then ends
-//     (SEP-1699). The client's answer, POSTed to any instance, claims the
-//     pending call (one answer counts), re-runs the tools/call with it and
-//     stores the result as event 1.
+//     (SEP-1699). The client's answer, POSTed to any instance, is stored
+//     as the stream's settlement (event 1), created if absent: the first
+//     answer counts, and storing it is the POST's one round trip after the
+//     session's.
 //   - Replay (replay.go). The client comes back with GET and Last-Event-ID,
-//     on any instance, and gets event 1 once it is there; until then,
-//     keep-alive events with new ids, and after about a minute without an
-//     answer, the consent is claimed as unanswered and the call ends with
-//     the server's refusal (Handler.Unanswered), nothing dispatched.
+//     on any instance, whose reads of the session, the pending call and
+//     the settlement start with the security chain's (prefetch.go). Once
+//     the settlement is there, the GET re-runs the pending tools/call with
+//     the answer and sends its result as event 1; the tool's own record
+//     (the task's, or a consent record) makes that run count once, and
+//     replays it to any later GET. Until then, keep-alive events with new
+//     ids; after about a minute without an answer, the GET settles the
+//     consent as unanswered, if no answer came first, and the call ends
+//     with the server's refusal (Handler.Unanswered), nothing dispatched.
+//     So the work of an answer is done by the request that brings the
+//     result back, which waits as long as the run takes; a client that
+//     answers and never resumes has nothing dispatched.
 //
 // The 2026-07-28 generation needs none of this: it is stateless, and a
 // consent is an MRTR round whose retry may reach any instance.

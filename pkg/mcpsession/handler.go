@@ -84,7 +84,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		h.call(w, r, sid, sess, version, m)
 	case *jsonrpc.Response:
-		h.answer(w, r, sid, sess, m)
+		h.answer(w, r, sid, m)
 	}
 }
 

@@ -1,11 +1,13 @@
 package mcpsession
 
 import (
+	"errors"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
@@ -47,6 +49,40 @@ func TestPrefetchIsOneReadCheckedAfterwards(t *testing.T) {
 		before := st.Reads()
 		if got := h.Prefetch(r); got != r || st.Reads() != before {
 			t.Errorf("session id %q: a read was started", sid)
+		}
+	}
+}
+
+// TestPrefetchOfAResumingGET: a GET that resumes a stream's event 0 starts
+// the reads of its pending call and its settlement with the session's, each
+// served once; one that resumes after event 1 reads no settlement.
+func TestPrefetchOfAResumingGET(t *testing.T) {
+	clock := func() time.Time { return storetest.Epoch }
+	st := storetest.Count(openStore(t, clock))
+	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
+	for _, tc := range []struct {
+		last string
+		keys []store.Key
+	}{
+		{"st_0.k2", []store.Key{store.SessionKey("s1"), store.SessionEventKey("s1", "st", 0), answerKey("s1", "st")}},
+		{"st_1", []store.Key{store.SessionKey("s1"), store.SessionEventKey("s1", "st", 0)}},
+	} {
+		r := httptest.NewRequest("GET", "/mcp", nil)
+		r.Header.Set(headerSession, "s1")
+		r.Header.Set("Last-Event-ID", tc.last)
+		before := st.Reads()
+		ctx := h.Prefetch(r).Context()
+		ps, _ := ctx.Value(prefetchKey{}).(prefetches)
+		if len(ps) != len(tc.keys) {
+			t.Errorf("%s: %d reads prefetched, want %d", tc.last, len(ps), len(tc.keys))
+		}
+		for _, key := range tc.keys {
+			if _, err := h.read(ctx, key); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: read of %v: %v, want not found", tc.last, key, err)
+			}
+		}
+		if n := st.Reads() - before; n != int64(len(tc.keys)) {
+			t.Errorf("%s: %d reads for %d prefetched keys", tc.last, n, len(tc.keys))
 		}
 	}
 }

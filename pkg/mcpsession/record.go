@@ -42,7 +42,7 @@ func (h *Handler) lookup(ctx context.Context, sid string) (sessionRecord, int64,
 	if err := checkID(sid); err != nil {
 		return sessionRecord{}, 0, err
 	}
-	it, err := h.read(ctx, sid)
+	it, err := h.read(ctx, store.SessionKey(sid))
 	if errors.Is(err, store.ErrNotFound) {
 		return sessionRecord{}, 0, errNoSession
 	} else if err != nil {

@@ -1,6 +1,8 @@
 package mcpsession
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -24,11 +26,12 @@ import (
 // SDK's event ids are <stream>_<n> with exactly one '_' (ours are base64url,
 // with '_' inside, and keep-alives add .k<n>), it stores an empty priming
 // event first and then exactly what it sends, where event 0 here is the
-// pending call, not the elicitation sent; and the pending call is claimed
-// with a conditional write, which EventStore has no way to make.
+// pending call, not the elicitation sent; event 1 is stored not as sent but
+// as the answer that settles the call, created if absent, which EventStore
+// has no way to make, and the GET runs the call it settles.
 
 // retryAfter is the reconnection delay the SSE streams suggest. The answer
-// POST stores the result before it returns, so a client that comes back
+// POST stores the answer before it returns, so a client that comes back
 // this soon usually finds it; one that comes back earlier waits in get's
 // poll. It sets the latency of a legacy consented dispatch.
 const retryAfter = 100 * time.Millisecond
@@ -40,8 +43,9 @@ const (
 	resumePoll = 100 * time.Millisecond
 )
 
-// get resumes a stream after Last-Event-ID: it sends the stored result if
-// there is one, and otherwise, after a short wait, a keep-alive event with
+// get resumes a stream after Last-Event-ID: once the pending call is
+// settled (answered, or expired) it sends the call's result (finish), and
+// otherwise, after a short wait, a keep-alive event with
 // a new id, so that the client comes back (the official clients give up
 // after a few resumptions without a new event id, and drop their whole
 // connection on any error status here). A table failure is a keep-alive
@@ -76,70 +80,119 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
 	}
-	if _, _, err := h.lookup(ctx, sid); errors.Is(err, store.ErrUnavailable) {
+	sess, _, err := h.lookup(ctx, sid)
+	if errors.Is(err, store.ErrUnavailable) {
 		keepAlive(err)
 		return
 	} else if err != nil {
 		failLookup(w, r, err)
 		return
 	}
+	// Event 0, the pending call, is there as long as the stream.
+	it, err := h.read(ctx, store.SessionEventKey(sid, stream, 0))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+			"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
+		return
+	case err != nil:
+		keepAlive(err)
+		return
+	}
+	var pending pendingCall
+	if err := json.Unmarshal(it.Data, &pending); err != nil {
+		writeStoreError(w, r, nil, err)
+		return
+	}
+	if seq > 0 {
+		// Event 1, the call's result, is the stream's last: nothing
+		// follows it. A client that resumes after it anyway is kept
+		// waiting for a while, as for a result, and then told.
+		if keep < 2*maxKeepAlives {
+			if sleep(ctx, resumeWait) {
+				keepAlive(nil)
+			}
+			return
+		}
+		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
+			"this stream's result was sent already; look it up with get_execution_result"))
+		return
+	}
 	deadline := h.Now().Add(resumeWait)
-	for known := false; ; {
-		it, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, seq+1))
+	for {
+		it, err := h.read(ctx, answerKey(sid, stream))
 		switch {
 		case err == nil:
-			startSSE(w)
-			writeEvent(w, eventID(stream, seq+1, 0), 0, it.Data)
+			h.finish(w, r, sid, sess, stream, pending, it.Data)
 			return
 		case !errors.Is(err, store.ErrNotFound):
 			keepAlive(err)
 			return
-		}
-		if !known {
-			// Event 0, the pending call, is there as long as the stream.
-			_, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
-					"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
-				return
-			case err != nil:
-				keepAlive(err)
+		case h.Now().Before(deadline):
+			if !sleep(ctx, resumePoll) {
 				return
 			}
-			known = true
-		}
-		if !h.Now().Before(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(resumePoll):
-		}
-	}
-	if keep+1 < maxKeepAlives {
-		keepAlive(nil)
-		return
-	}
-	event, err := h.expire(ctx, sid, stream)
-	if err != nil {
-		keepAlive(err)
-		return
-	}
-	if event == nil {
-		if keep < 2*maxKeepAlives {
-			keepAlive(nil) // an answer took the call: its result follows
+			continue
+		case keep+1 < maxKeepAlives:
+			keepAlive(nil)
 			return
 		}
-		// The answer's result never landed (the table failed as it was
-		// stored): end the call rather than wait forever.
-		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
-			"the result of this call was lost; look it up with get_execution_result"))
+		// Unanswered for about a minute: the consent expires, unless an
+		// answer has just settled the call, which the next read finds.
+		data, err := json.Marshal(settlement{Unanswered: true})
+		if err != nil {
+			web.WriteRPCFailure(w, r, nil, err)
+			return
+		}
+		_, err = h.Store.Create(ctx, store.Item{Key: answerKey(sid, stream), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)})
+		if err == nil {
+			h.finish(w, r, sid, sess, stream, pending, data)
+			return
+		} else if !errors.Is(err, store.ErrConflict) {
+			keepAlive(err)
+			return
+		}
+	}
+}
+
+// finish ends the stream with its result, event 1: the pending call
+// settled as data, its settlement, says (settle). Once a GET acts on an
+// answer, the client going away does not cut the call short: the
+// request's deadline still bounds it.
+func (h *Handler) finish(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, stream string, pending pendingCall, data []byte) {
+	var set settlement
+	if err := json.Unmarshal(data, &set); err != nil {
+		writeStoreError(w, r, nil, err)
 		return
+	}
+	event := data // a result stored by a release before settlements
+	if set.JSONRPC == "" {
+		ctx := context.WithoutCancel(r.Context())
+		if deadline, ok := r.Context().Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+		}
+		var err error
+		if event, err = h.settle(ctx, r, sid, sess, pending, set); err != nil {
+			web.WriteRPCFailure(w, r, nil, err)
+			return
+		}
 	}
 	startSSE(w)
-	writeEvent(w, eventID(stream, seq+1, 0), 0, event)
+	writeEvent(w, eventID(stream, 1, 0), 0, event)
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // maxKeepAlives bounds how many times a resuming GET ends without the

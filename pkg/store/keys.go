@@ -77,8 +77,9 @@ func ConnectorKey(agent string) Key { return Key{PK: join("AGENT", agent), SK: s
 // SessionKey is where a legacy MCP session record lives.
 func SessionKey(id string) Key { return Key{PK: join("SESSION", id), SK: skSession} }
 
-// SessionEventKey is where event seq of a session's stream is kept, for
-// replay on a resuming GET with Last-Event-ID.
+// SessionEventKey is where event seq of a session's consent stream is
+// kept for a resuming GET with Last-Event-ID: event 0, the pending
+// tools/call, and event 1, what settles it (pkg/mcpsession).
 func SessionEventKey(session, stream string, seq int) Key {
 	return Key{PK: join("SESSION", session), SK: fmt.Sprintf("EVENT#%s#%08d", esc(stream), seq)}
 }
