@@ -17,11 +17,11 @@ import (
 	"github.com/agentgate/agentgate/pkg/config"
 
 	"github.com/agentgate/agentgate/pkg/nodetest"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
-// epoch is the test clock's time (storetest.Epoch, which this package does
-// not import): far from any day the suite runs.
-var epoch = time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)
+// epoch is the test clock's time: far from any day the suite runs.
+var epoch = storetest.Epoch
 
 // builtin serves askproxy with its default, built-in upstream.
 func builtin(t *testing.T) string {

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/pkg/store"
+	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
 
 // TestRateWindowsLiveInMemory: a rate-limit window counts as on disk (from
 // zero, atomically, starting over once expired, MustExist honoured) but
 // writes nothing to the file; other counters still do.
 func TestRateWindowsLiveInMemory(t *testing.T) {
-	now := time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)
+	now := storetest.Epoch
 	s, err := Open(filepath.Join(t.TempDir(), "agentgate.db"), WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestRateWindowsLiveInMemory(t *testing.T) {
 
 // TestSweepDropsExpiredWindows: windows of past subjects do not pile up.
 func TestSweepDropsExpiredWindows(t *testing.T) {
-	now := time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)
+	now := storetest.Epoch
 	var v volatile
 	for i := range 3000 {
 		key := store.RateKey("api:ip", "subject", int64(i))
