@@ -171,7 +171,7 @@ func (s *Service) Settle(ctx context.Context, a agent.Agent, sent *Sent) a2a.Sen
 	}
 	var last *a2acall.Result
 	for pause := settlePoll; last == nil || !settled(last.State); pause = min(2*pause, settlePollMax) {
-		if !sleep(ctx, pause) {
+		if !agentgate.Sleep(ctx, pause) {
 			break
 		}
 		res, err := s.Client.GetTask(ctx, a.Template.Endpoint, t.ID)
@@ -198,18 +198,6 @@ const (
 	settlePoll    = 50 * time.Millisecond
 	settlePollMax = time.Second
 )
-
-// sleep waits for d, or until ctx is done (then it returns false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
 
 // settled reports whether a task in state st is done changing by itself.
 func settled(st a2a.TaskState) bool {

@@ -335,7 +335,7 @@ func pause(ctx context.Context, t Task, wait time.Duration) (time.Duration, erro
 // Pause waits wait before the next look at a send under way elsewhere, and
 // returns the wait after it; false when ctx ends first.
 func Pause(ctx context.Context, wait time.Duration) (time.Duration, bool) {
-	if !sleep(ctx, wait) {
+	if !agentgate.Sleep(ctx, wait) {
 		return 0, false
 	}
 	return min(2*wait, maxPoll), true

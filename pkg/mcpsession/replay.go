@@ -109,7 +109,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		// follows it. A client that resumes after it anyway is kept
 		// waiting for a while, as for a result, and then told.
 		if keep < 2*maxKeepAlives {
-			if sleep(ctx, resumeWait) {
+			if agentgate.Sleep(ctx, resumeWait) {
 				keepAlive(nil)
 			}
 			return
@@ -129,7 +129,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			keepAlive(err)
 			return
 		case h.Now().Before(deadline):
-			if !sleep(ctx, resumePoll) {
+			if !agentgate.Sleep(ctx, resumePoll) {
 				return
 			}
 			continue
@@ -181,18 +181,6 @@ func (h *Handler) finish(w http.ResponseWriter, r *http.Request, sid string, ses
 	}
 	startSSE(w)
 	writeEvent(w, eventID(stream, 1, 0), 0, event)
-}
-
-// sleep waits d, or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // maxKeepAlives bounds how many times a resuming GET ends without the

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/store"
 )
 
@@ -57,14 +58,10 @@ func Delay(s store.Store, d time.Duration) *Delayed {
 // does not wait for it).
 func (s *Delayed) wait(ctx context.Context) (time.Time, error) {
 	start := time.Now()
-	t := time.NewTimer(s.d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !agentgate.Sleep(ctx, s.d) {
 		return start, ctx.Err()
-	case <-t.C:
-		return start, nil
 	}
+	return start, nil
 }
 
 // record notes a call that began at start and has just returned.
