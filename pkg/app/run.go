@@ -8,16 +8,19 @@ import (
 	"github.com/agentgate/agentgate/pkg/core"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/dynamo"
+	"github.com/agentgate/agentgate/pkg/store/dynamo/awsprofile"
 	"github.com/agentgate/agentgate/pkg/store/embedded"
 )
 
-// OpenStore opens the store cfg selects: DynamoDB when a table is named,
-// otherwise the embedded store at cfg.DataPath.
+// OpenStore opens the store cfg selects: DynamoDB when a table is named
+// (with the AWS SDK's whole configuration chain: profiles, SSO, as a
+// developer's machine needs), otherwise the embedded store at
+// cfg.DataPath.
 func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 	// Each branch returns its own nil on error, never a typed nil in the
 	// interface.
 	if cfg.UsesDynamoDB() {
-		st, err := dynamo.Open(ctx, dynamo.Config{Table: cfg.TableName, Region: cfg.Region, Endpoint: cfg.DynamoEndpoint})
+		st, err := awsprofile.Open(ctx, dynamo.Config{Table: cfg.TableName, Region: cfg.Region, Endpoint: cfg.DynamoEndpoint})
 		if err != nil {
 			return nil, err
 		}

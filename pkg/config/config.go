@@ -42,8 +42,9 @@ type Config struct {
 	// DynamoEndpoint overrides the DynamoDB endpoint
 	// (AWS_ENDPOINT_URL_DYNAMODB), for dynalite or DynamoDB Local.
 	DynamoEndpoint string
-	// Region is the AWS region (AWS_REGION); the SDK default chain applies
-	// when empty.
+	// Region is the AWS region (AWS_REGION). When empty, a function reads
+	// AWS_DEFAULT_REGION, and agentgate's commands the SDK's whole chain
+	// (profiles).
 	Region string
 	// DataPath is the embedded store's file (AGENTGATE_DATA).
 	DataPath string

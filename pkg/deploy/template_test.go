@@ -560,11 +560,15 @@ func TestPublicRoutesAreThrottled(t *testing.T) {
 
 // mustNotLink lists, per function, import paths (or path prefixes ending in
 // "/") its binary must not link: another function's code, and never the
-// embedded store (bbolt) or the local server. Each function's main hands
+// embedded store (bbolt), the local server, or the AWS SDK's configuration
+// chain. Each function's main hands
 // its own package's builder to core.Main; an import that drags in another
 // function's code shows here first.
 var mustNotLink = map[string][]string{
-	"*": {"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing"},
+	"*": {"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing",
+		// The AWS SDK's configuration chain: a function's credentials are in
+		// its environment (dynamo.Open).
+		"github.com/aws/aws-sdk-go-v2/config", mod + "/pkg/store/dynamo/awsprofile"},
 	"askproxy": {"github.com/a2aproject/", mod + "/pkg/dispatch", mod + "/pkg/a2acall", mod + "/pkg/mcpserver",
 		mod + "/pkg/agentcard", mod + "/pkg/connector", "google.golang.org/grpc"},
 	"agentcard": {mod + "/pkg/mcpserver", mod + "/pkg/connector", mod + "/pkg/askproxy", mod + "/pkg/docsqa",

@@ -21,12 +21,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/credentials/endpointcreds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -64,41 +65,108 @@ func New(client *dynamodb.Client, table string, opts ...Option) *Store {
 // Config says which table to open.
 type Config struct {
 	Table    string // default store.DefaultTable
-	Region   string // optional; otherwise the SDK's usual sources (AWS_REGION, profile)
+	Region   string // optional; otherwise AWS_REGION
 	Endpoint string // optional DynamoDB endpoint, such as a local dynalite
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+func (c Config) getenv(key string) string {
+	if c.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return c.Getenv(key)
 }
 
 // localRegion is the region placeholder for a loopback endpoint, which
 // ignores it but still has requests signed for some region.
 const localRegion = "us-east-1"
 
-// Open loads the AWS configuration the usual way (environment, shared
-// files, the Lambda role) and returns a store on c.Table.
+// Open returns a store on c.Table with the AWS configuration a Lambda
+// function's environment holds, and nothing else: the region (AWS_REGION,
+// or AWS_DEFAULT_REGION) and the execution role's credentials, which
+// Lambda puts in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN (or, where a platform serves them from an endpoint,
+// AWS_CONTAINER_CREDENTIALS_FULL_URI or _RELATIVE_URI).
+//
+// Why not the SDK's whole configuration chain (config.LoadDefaultConfig):
+// the chain's packages (shared files, SSO, STS, their clients and endpoint
+// tables) cost a Lambda function about 2 MB of binary and several
+// milliseconds of every cold start, in package initialization alone, to
+// find credentials that are in the environment anyway. A developer's
+// machine needs the chain (profiles, SSO): package dynamo/awsprofile opens
+// the store with it, for agentgate's own commands.
 //
 // A loopback Endpoint is a local emulator such as dynalite, which ignores
-// credentials and region but still needs requests signed: when none are
-// configured Open supplies placeholders, and it does not ask the EC2
-// metadata service for credentials, which would only stall off EC2. For any
-// other endpoint it does neither, since made-up credentials would only hide
-// a broken deployment.
+// credentials and region but still needs requests signed: without any in
+// the environment Open supplies placeholders. For any other endpoint it
+// does not, since made-up credentials would only hide a broken deployment.
 func Open(ctx context.Context, c Config, opts ...Option) (*Store, error) {
-	local := isLoopback(c.Endpoint)
-	var loadOpts []func(*config.LoadOptions) error
-	if c.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(c.Region))
+	cfg := aws.Config{Region: c.Region}
+	if cfg.Region == "" {
+		cfg.Region = c.getenv("AWS_REGION")
 	}
-	if local {
-		loadOpts = append(loadOpts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	if cfg.Region == "" {
+		cfg.Region = c.getenv("AWS_DEFAULT_REGION")
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	creds, err := environmentCredentials(c)
 	if err != nil {
-		return nil, fmt.Errorf("dynamo: loading the AWS configuration: %w", err)
+		return nil, err
 	}
-	if local {
+	cfg.Credentials = creds
+	return FromConfig(cfg, c, opts...)
+}
+
+// environmentCredentials are the credentials in the environment: static
+// keys, or a container credentials endpoint (refreshed before they
+// expire). None is an error, but for a loopback endpoint (FromConfig
+// supplies placeholders).
+func environmentCredentials(c Config) (aws.CredentialsProvider, error) {
+	if id, secret := c.getenv("AWS_ACCESS_KEY_ID"), c.getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
+		return credentials.NewStaticCredentialsProvider(id, secret, c.getenv("AWS_SESSION_TOKEN")), nil
+	}
+	endpoint := c.getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	if rel := c.getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"); endpoint == "" && rel != "" {
+		endpoint = "http://169.254.170.2" + rel
+	}
+	if endpoint != "" {
+		return aws.NewCredentialsCache(endpointcreds.New(endpoint, func(o *endpointcreds.Options) {
+			o.AuthorizationToken = c.getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+			if file := c.getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); file != "" {
+				o.AuthorizationTokenProvider = tokenFile(file)
+			}
+		})), nil
+	}
+	if IsLoopback(c.Endpoint) {
+		return nil, nil
+	}
+	return nil, errors.New("dynamo: no AWS credentials in the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_CONTAINER_CREDENTIALS_FULL_URI): on Lambda the function's role provides them")
+}
+
+// tokenFile reads the container credentials endpoint's authorization token
+// from a file, anew for each refresh (the platform rotates it).
+type tokenFile string
+
+func (f tokenFile) GetToken() (string, error) {
+	b, err := os.ReadFile(string(f))
+	if err != nil {
+		return "", fmt.Errorf("dynamo: reading AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// FromConfig returns a store on c.Table, reached with cfg, c.Endpoint and
+// c.Region overriding cfg's. For a loopback endpoint, a missing region or
+// missing credentials get placeholders (see Open).
+func FromConfig(cfg aws.Config, c Config, opts ...Option) (*Store, error) {
+	if c.Region != "" {
+		cfg.Region = c.Region
+	}
+	if IsLoopback(c.Endpoint) {
 		if cfg.Region == "" {
 			cfg.Region = localRegion
 		}
-		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		if cfg.Credentials == nil {
 			cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
 		}
 	}
@@ -117,8 +185,9 @@ func Open(ctx context.Context, c Config, opts ...Option) (*Store, error) {
 	return New(client, table, opts...), nil
 }
 
-// isLoopback reports whether endpoint is a URL on this machine.
-func isLoopback(endpoint string) bool {
+// IsLoopback reports whether endpoint is a URL on this machine: a local
+// emulator, which needs signed requests but no real credentials.
+func IsLoopback(endpoint string) bool {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return false

@@ -68,8 +68,8 @@ func TestIsLoopback(t *testing.T) {
 		"http://10.0.0.1:8000":                     false,
 		"http://localhost.example.com":             false,
 	} {
-		if got := isLoopback(endpoint); got != want {
-			t.Errorf("isLoopback(%q) = %v", endpoint, got)
+		if got := IsLoopback(endpoint); got != want {
+			t.Errorf("IsLoopback(%q) = %v", endpoint, got)
 		}
 	}
 }
