@@ -84,7 +84,7 @@ func TestLambdaFunctions(t *testing.T) {
 // buildBootstrap builds the function in dir (from the module root) for
 // this machine as make build-host does, into a directory under bin, and
 // returns the bootstrap's path.
-func buildBootstrap(t *testing.T, bin, dir string) string {
+func buildBootstrap(t testing.TB, bin, dir string) string {
 	t.Helper()
 	bootstrap := filepath.Join(bin, filepath.Base(dir), "bootstrap")
 	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bootstrap, "./"+dir)
@@ -115,7 +115,7 @@ func lambdaEnv(db *dynalite.Server, table, name string, extra map[string]string)
 }
 
 // findRIE returns the emulator's path: on PATH or where go install puts it.
-func findRIE(t *testing.T) string {
+func findRIE(t testing.TB) string {
 	if p, err := exec.LookPath("aws-lambda-rie"); err == nil {
 		return p
 	}
@@ -141,6 +141,9 @@ func findRIE(t *testing.T) string {
 type function struct {
 	url string     // the emulator's invoke endpoint
 	log *logBuffer // the emulator's output, the function's logs among it
+	// stop stops the emulator (and the function) and waits until it has
+	// exited; the test's cleanup calls it too.
+	stop func()
 }
 
 // logBuffer is an emulator's output, read while the emulator writes it.
@@ -179,7 +182,7 @@ func (f function) initDuration() (float64, bool) {
 // only: no AWS settings of the host leak in) and waits until it listens.
 // The emulator is stopped with SIGTERM at cleanup, which makes it kill the
 // runtime process before it exits; its output is logged if the test failed.
-func startRIE(t *testing.T, rie, bootstrap string, env map[string]string) function {
+func startRIE(t testing.TB, rie, bootstrap string, env map[string]string) function {
 	// Two ports: parallel emulators must not share the default runtime API
 	// port 9001. Both listeners stay open until both ports are chosen.
 	ports := freePorts(t, 2)
@@ -207,9 +210,12 @@ func startRIE(t *testing.T, rie, bootstrap string, env map[string]string) functi
 	var waitErr error
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		<-exited
+	})
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("aws-lambda-rie output:\n%s", out.String())
 		}
@@ -231,10 +237,10 @@ func startRIE(t *testing.T, rie, bootstrap string, env map[string]string) functi
 			t.Fatalf("aws-lambda-rie is not listening on %s: %v", ports[0], err)
 		}
 	}
-	return function{url: "http://" + ports[0] + "/2015-03-31/functions/function/invocations", log: out}
+	return function{url: "http://" + ports[0] + "/2015-03-31/functions/function/invocations", log: out, stop: stop}
 }
 
-func freePorts(t *testing.T, n int) []string {
+func freePorts(t testing.TB, n int) []string {
 	var addrs []string
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -251,7 +257,7 @@ func freePorts(t *testing.T, n int) []string {
 // a fresh Lambda request id (the emulator takes it from X-Amzn-RequestId, as
 // Lambda assigns one per invocation), and returns the function's response and
 // that id.
-func (f function) invoke(t *testing.T, method, path string) (events.APIGatewayV2HTTPResponse, string) {
+func (f function) invoke(t testing.TB, method, path string) (events.APIGatewayV2HTTPResponse, string) {
 	t.Helper()
 	var b [16]byte
 	_, _ = rand.Read(b[:])
