@@ -131,7 +131,7 @@ func (r *Registry) Import(ctx context.Context, owner string, t *Template) (Agent
 // agent, answered without a table read (a long one would not even make a
 // key) and without echoing it.
 func (r *Registry) Get(ctx context.Context, name string) (Agent, error) {
-	if !slugPattern.MatchString(name) {
+	if !isSlug(name) {
 		return Agent{}, agentgate.Errorf(agentgate.ENOTFOUND, "no agent by that name: agent names are 1 to 63 lower-case letters, digits and hyphens")
 	}
 	it, err := r.store.Get(ctx, store.AgentKey(name))
@@ -149,7 +149,7 @@ func (r *Registry) Get(ctx context.Context, name string) (Agent, error) {
 // delete is the caller's decision; what else belongs to the agent (its
 // connector, keys and MCP exposure) is package connector's.
 func (r *Registry) Delete(ctx context.Context, name string) error {
-	if !slugPattern.MatchString(name) {
+	if !isSlug(name) {
 		return nil // no agent can have that name
 	}
 	return r.store.Delete(ctx, store.AgentKey(name))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -52,13 +51,9 @@ func (e *ValidationError) Unwrap() error {
 
 func invalid(ps ...Problem) error { return &ValidationError{Problems: ps} }
 
-// slugPattern is what an agent or playbook name must match: it becomes a URL
-// path segment and part of a key.
-var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
 // ValidName reports whether name is one an agent may have: a name that is
 // not is no agent's, and needs no table read to say so.
-func ValidName(name string) bool { return slugPattern.MatchString(name) }
+func ValidName(name string) bool { return isSlug(name) }
 
 // Validate checks t and reports every problem it finds, as a
 // *ValidationError.
@@ -164,7 +159,7 @@ func (c *checker) slug(path, s string) bool {
 	switch {
 	case s == "":
 		c.add(path, "required")
-	case !slugPattern.MatchString(s):
+	case !isSlug(s):
 		c.add(path, "must be 1 to 63 lower-case letters, digits and hyphens, starting with a letter or digit")
 	default:
 		return true
