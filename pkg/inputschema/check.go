@@ -16,8 +16,9 @@ import (
 // each, or nil when it has none. It checks, in order:
 //   - that schema is JSON, and names a draft this package validates;
 //   - the document against its draft's meta-schema (keyword types, type
-//     names, non-negative lengths and the like);
-//   - its regular expressions, and that each $ref points within it;
+//     names, non-negative lengths and the like), and its regular
+//     expressions, in one walk;
+//   - that each $ref points within it;
 //   - then what google/jsonschema-go itself refuses when it resolves it.
 //
 // A later step runs only when the earlier ones found nothing, so that one
