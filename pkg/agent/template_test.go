@@ -157,18 +157,18 @@ func TestValidateProblems(t *testing.T) {
 		{"input schema does not compile", func(t *Template) {
 			t.Playbooks[0].InputSchema = map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"pattern": "("}}}
 		}, []string{
-			"playbooks[0].input_schema: does not compile: at '/properties/city/pattern': '(' is not valid regex",
+			"playbooks[0].input_schema: does not compile: at '/properties/city/pattern': error parsing regexp: missing closing ): `(`",
 		}},
 		{"input schema reads no file", func(t *Template) {
 			t.Playbooks[0].InputSchema = map[string]any{"$ref": "file:///etc/passwd"}
 			t.Playbooks[1].InputSchema = map[string]any{"$ref": "https://example.com/schema.json"}
 		}, []string{
-			`playbooks[0].input_schema: does not compile: failing loading "file:///etc/passwd"`,
-			`playbooks[1].input_schema: does not compile: failing loading "https://example.com/schema.json"`,
+			`playbooks[0].input_schema: does not compile: at '/$ref': "file:///etc/passwd" is outside the schema`,
+			`playbooks[1].input_schema: does not compile: at '/$ref': "https://example.com/schema.json" is outside the schema`,
 		}},
 		{"input schema not JSON", func(t *Template) {
 			t.Playbooks[0].InputSchema = map[string]any{"enum": []any{map[any]any{1: "one"}}}
-		}, []string{"playbooks[0].input_schema: is not JSON"}},
+		}, []string{"playbooks[0].input_schema: does not compile: not JSON"}},
 		{"urls", func(t *Template) {
 			t.Endpoint = "/a2a"
 			t.Provider.URL = "example.com"

@@ -1,17 +1,15 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/mod/semver"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
+	"github.com/agentgate/agentgate/pkg/inputschema"
 )
 
 // Problem is one thing wrong with a template: where (a path into the
@@ -199,62 +197,12 @@ func (c *checker) url(path, s string, required bool) {
 	}
 }
 
-// schema checks that s compiles as a JSON Schema, draft 2020-12 unless it
-// names another with $schema. The library's error is an indented tree; each
-// of its leaves becomes a problem of its own.
+// schema checks that s is a JSON Schema (inputschema.Check), a problem for
+// each thing wrong with it.
 func (c *checker) schema(path string, s map[string]any) {
-	data, err := json.Marshal(s)
-	if err != nil { // YAML allows what JSON does not, such as .inf or a number as a key
-		c.add(path, "is not JSON: %v", err)
-		return
+	for _, msg := range inputschema.Check(s) {
+		c.add(path, "does not compile: %s", msg)
 	}
-	err = compileSchema(data)
-	if err == nil {
-		return
-	}
-	var sve *jsonschema.SchemaValidationError
-	var tree *jsonschema.ValidationError
-	if errors.As(err, &sve) && errors.As(sve.Err, &tree) {
-		for _, msg := range leaves(tree, nil) {
-			c.add(path, "does not compile: %s", msg)
-		}
-		return
-	}
-	c.add(path, "does not compile: %v", err)
-}
-
-// schemaURL names an input schema while it compiles; it shows in messages
-// about references within the schema.
-const schemaURL = "urn:input_schema"
-
-// compileSchema compiles a JSON Schema given as JSON. The compiler has no
-// loader, so a $ref can reach nothing outside the schema itself (and the
-// metaschemas the library embeds): a template cannot make the server read a
-// file or fetch a URL.
-func compileSchema(data []byte) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	comp := jsonschema.NewCompiler()
-	comp.DefaultDraft(jsonschema.Draft2020)
-	comp.UseLoader(jsonschema.SchemeURLLoader{})
-	if err := comp.AddResource(schemaURL, doc); err != nil {
-		return err
-	}
-	_, err = comp.Compile(schemaURL)
-	return err
-}
-
-// leaves appends the messages of the causes at the bottom of tree to out.
-func leaves(tree *jsonschema.ValidationError, out []string) []string {
-	if len(tree.Causes) == 0 {
-		return append(out, tree.Error())
-	}
-	for _, cause := range tree.Causes {
-		out = leaves(cause, out)
-	}
-	return out
 }
 
 // isSemver reports whether v is a full semantic version: MAJOR.MINOR.PATCH,

@@ -560,15 +560,15 @@ func TestPublicRoutesAreThrottled(t *testing.T) {
 
 // mustNotLink lists, per function, import paths (or path prefixes ending in
 // "/") its binary must not link: another function's code, and never the
-// embedded store (bbolt), the local server, or the AWS SDK's configuration
-// chain. Each function's main hands
-// its own package's builder to core.Main; an import that drags in another
-// function's code shows here first.
+// embedded store (bbolt), the local server, the AWS SDK's configuration
+// chain, or a package whose init is slow (slowInit). Each function's main
+// hands its own package's builder to core.Main; an import that drags in
+// another function's code shows here first.
 var mustNotLink = map[string][]string{
-	"*": {"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing",
+	"*": append([]string{"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing",
 		// The AWS SDK's configuration chain: a function's credentials are in
 		// its environment (dynamo.Open).
-		"github.com/aws/aws-sdk-go-v2/config", mod + "/pkg/store/dynamo/awsprofile"},
+		"github.com/aws/aws-sdk-go-v2/config", mod + "/pkg/store/dynamo/awsprofile"}, slowInit...),
 	"askproxy": {"github.com/a2aproject/", mod + "/pkg/dispatch", mod + "/pkg/a2acall", mod + "/pkg/mcpserver",
 		mod + "/pkg/agentcard", mod + "/pkg/connector", "google.golang.org/grpc"},
 	"agentcard": {mod + "/pkg/mcpserver", mod + "/pkg/connector", mod + "/pkg/askproxy", mod + "/pkg/docsqa",
@@ -577,6 +577,12 @@ var mustNotLink = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk/mcp", "google.golang.org/grpc"},
 	"mcp": {mod + "/pkg/agentcard", "google.golang.org/grpc"},
 }
+
+// slowInit lists packages whose init costs every cold start more than the
+// whole INIT budget allows: santhosh-tekuri/jsonschema compiles the
+// meta-schemas of five drafts at init (9-13 ms, 1.7 MB). Input schemas go
+// through pkg/inputschema instead; the library stays in tests only.
+var slowInit = []string{"github.com/santhosh-tekuri/jsonschema/v6"}
 
 const mod = "github.com/agentgate/agentgate"
 
@@ -588,25 +594,50 @@ func TestFunctionsLinkOnlyTheirOwnCode(t *testing.T) {
 	for _, f := range app.Functions {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			list := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "./"+f.Dir)
-			list.Dir = filepath.Join("..", "..")
-			list.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-			out, err := list.Output()
-			if err != nil {
-				t.Fatalf("go list -deps ./%s: %v", f.Dir, err)
-			}
-			deps := strings.Fields(string(out))
+			deps := linked(t, f.Dir, "-tags", "lambda.norpc")
 			if !slices.Contains(deps, mod+"/pkg/core") {
 				t.Fatalf("./%s does not start through pkg/core: %d packages", f.Dir, len(deps))
 			}
-			for _, banned := range slices.Concat(mustNotLink["*"], mustNotLink[f.Name]) {
-				for _, p := range deps {
-					if p == banned || (strings.HasSuffix(banned, "/") && strings.HasPrefix(p, banned)) || strings.HasPrefix(p, banned+"/") {
-						t.Errorf("%s links %s (banned: %s)", f.Name, p, banned)
-						break
-					}
-				}
-			}
+			notLinked(t, f.Name, deps, slices.Concat(mustNotLink["*"], mustNotLink[f.Name]))
 		})
+	}
+}
+
+// TestServeLinksNoSlowInit: the agentgate command, which serves every
+// function in one process (agentgate serve), starts as fast as they do.
+func TestServeLinksNoSlowInit(t *testing.T) {
+	t.Parallel()
+	deps := linked(t, "cmd/agentgate")
+	if !slices.Contains(deps, mod+"/pkg/app") {
+		t.Fatalf("./cmd/agentgate does not link pkg/app: %d packages", len(deps))
+	}
+	notLinked(t, "agentgate", deps, slowInit)
+}
+
+// linked returns the packages the main package in dir links, as go list
+// -deps reports them for a Lambda build (linux/arm64, no cgo).
+func linked(t *testing.T, dir string, flags ...string) []string {
+	t.Helper()
+	list := exec.Command("go", slices.Concat([]string{"list", "-deps"}, flags, []string{"./" + dir})...)
+	list.Dir = filepath.Join("..", "..")
+	list.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./%s: %v", dir, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// notLinked reports each banned path (or prefix ending in "/") that deps,
+// what binary name links, has.
+func notLinked(t *testing.T, name string, deps, banned []string) {
+	t.Helper()
+	for _, b := range banned {
+		for _, p := range deps {
+			if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) || strings.HasPrefix(p, b+"/") {
+				t.Errorf("%s links %s (banned: %s)", name, p, b)
+				break
+			}
+		}
 	}
 }

@@ -84,9 +84,9 @@ func TestConnectorSession(t *testing.T) {
 					args map[string]any
 					want string
 				}{
-					{map[string]any{"name": "slow", "input": map[string]any{"seconds": 100}}, "maximum"},
-					{map[string]any{"name": "slow", "input": map[string]any{"minutes": 1}}, "additional"},
-					{map[string]any{"name": "slow", "input": "1"}, "want object"},
+					{map[string]any{"name": "slow", "input": map[string]any{"seconds": 100}}, "at schema '/properties/seconds': maximum: 100 is greater than 20"},
+					{map[string]any{"name": "slow", "input": map[string]any{"minutes": 1}}, `unexpected additional properties ["minutes"]`},
+					{map[string]any{"name": "slow", "input": "1"}, `has type "string", want "object"`},
 					{map[string]any{"name": "reverse", "input": map[string]any{"text": "x"}}, "takes text, not an object"},
 					{map[string]any{"name": "reverse"}, "input: required"},
 					{map[string]any{"name": "fail", "input": "x"}, "no such playbook"},

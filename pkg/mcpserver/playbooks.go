@@ -1,22 +1,20 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/connector"
 	"github.com/agentgate/agentgate/pkg/dedup"
 	"github.com/agentgate/agentgate/pkg/dispatch"
+	"github.com/agentgate/agentgate/pkg/inputschema"
 )
 
 // A connector key's session offers its agent's exposed playbooks
@@ -190,63 +188,17 @@ func playbookInput(pb agent.Playbook, input any) (string, map[string]any, error)
 }
 
 // validateInput checks input against schema, a playbook's input_schema
-// (draft 2020-12 unless it names another; no $ref reaches outside it, as
-// agent.Validate compiled it at registration).
+// (draft 2020-12 unless it names draft-07; no $ref reaches outside it, as
+// agent.Validate checked at registration).
 func validateInput(schema map[string]any, input any) error {
-	compiled, err := compileInputSchema(schema)
+	compiled, err := inputschema.Compile(schema)
 	if err != nil {
 		return agentgate.Wrap(agentgate.EINVALID, err, "input: the playbook's input_schema does not compile; tell the agent's owner")
 	}
-	// The validator wants numbers as json.Number, as UnmarshalJSON reads
-	// them.
-	data, err := json.Marshal(input)
-	if err != nil {
-		return agentgate.Wrap(agentgate.EINVALID, err, "input: not JSON")
-	}
-	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return agentgate.Wrap(agentgate.EINVALID, err, "input: not JSON")
-	}
-	err = compiled.Validate(value)
-	var tree *jsonschema.ValidationError
-	if errors.As(err, &tree) {
-		return agentgate.Errorf(agentgate.EINVALID, "input: not valid against the playbook's input_schema: %s", strings.Join(leaves(tree, nil), "; "))
-	} else if err != nil {
-		return agentgate.Wrap(agentgate.EINVALID, err, "input: not valid against the playbook's input_schema")
+	if problems := compiled.Validate(input); len(problems) > 0 {
+		return agentgate.Errorf(agentgate.EINVALID, "input: not valid against the playbook's input_schema: %s", strings.Join(problems, "; "))
 	}
 	return nil
-}
-
-const inputSchemaURL = "urn:input_schema"
-
-func compileInputSchema(schema map[string]any) (*jsonschema.Schema, error) {
-	data, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(jsonschema.SchemeURLLoader{}) // no loaders: nothing outside the schema
-	if err := c.AddResource(inputSchemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(inputSchemaURL)
-}
-
-// leaves appends the messages at the bottom of a validation error's tree,
-// each naming where in the input it is.
-func leaves(tree *jsonschema.ValidationError, out []string) []string {
-	if len(tree.Causes) == 0 {
-		return append(out, tree.Error()) // at '/seconds': maximum: got 100, want 20
-	}
-	for _, c := range tree.Causes {
-		out = leaves(c, out)
-	}
-	return out
 }
 
 // jsonType names the JSON type of a decoded value.

@@ -173,7 +173,7 @@ func TestTypeScriptConnector(t *testing.T) {
 			if res.Ask == nil || res.AskIsError || !res.Ask.Dispatched || res.Ask.Reply != "4" {
 				t.Errorf("ask %+v (isError %v)", res.Ask, res.AskIsError)
 			}
-			if res.BadInput == nil || res.BadInput.Dispatched || !strings.Contains(res.BadInput.Reason, "maximum") {
+			if res.BadInput == nil || res.BadInput.Dispatched || !strings.Contains(res.BadInput.Reason, "maximum: 100 is greater than 20") {
 				t.Errorf("bad input %+v", res.BadInput)
 			}
 			if res.Elicitations != 2 || s.Sample.Received() != 2 {
