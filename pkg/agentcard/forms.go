@@ -141,7 +141,7 @@ func cardToV03(c *a2a.AgentCard) (*a2av03.AgentCard, error) {
 		Name: c.Name, Description: c.Description, Version: c.Version,
 		DocumentationURL: c.DocumentationURL, IconURL: c.IconURL,
 		DefaultInputModes: c.DefaultInputModes, DefaultOutputModes: c.DefaultOutputModes,
-		Capabilities: a2av03.AgentCapabilities{Streaming: c.Capabilities.Streaming, PushNotifications: c.Capabilities.PushNotifications},
+		Capabilities:                      a2av03.AgentCapabilities{Streaming: c.Capabilities.Streaming, PushNotifications: c.Capabilities.PushNotifications},
 		SupportsAuthenticatedExtendedCard: c.Capabilities.ExtendedAgentCard,
 		Security:                          securityToV03(c.SecurityRequirements),
 	}
