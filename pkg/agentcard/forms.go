@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -158,32 +157,49 @@ func cardToV03(c *a2a.AgentCard) (*a2av03.AgentCard, error) {
 	if out.URL == "" {
 		return nil, fmt.Errorf("no interface of protocol version %s", ProtocolVersionV03)
 	}
-	if p := c.Provider; p != nil {
-		out.Provider = &a2av03.AgentProvider{Org: p.Org, URL: p.URL}
+	if err := sameJSON([2]any{c.Provider, &out.Provider}, [2]any{c.Capabilities.Extensions, &out.Capabilities.Extensions},
+		[2]any{c.Skills, &out.Skills}, [2]any{c.Signatures, &out.Signatures}); err != nil {
+		return nil, err
 	}
-	for _, e := range c.Capabilities.Extensions {
-		out.Capabilities.Extensions = append(out.Capabilities.Extensions, a2av03.AgentExtension{URI: e.URI, Description: e.Description, Required: e.Required, Params: e.Params})
+	for i, s := range c.Skills {
+		out.Skills[i].Security = securityToV03(s.SecurityRequirements)
 	}
-	if len(c.SecuritySchemes) > 0 {
-		out.SecuritySchemes = a2av03.NamedSecuritySchemes{}
+	schemes, err := convertSchemes[a2a.SecuritySchemeName, a2av03.SecuritySchemeName](c.SecuritySchemes, schemeToV03)
+	out.SecuritySchemes = schemes
+	return out, err
+}
+
+// convertSchemes converts each of a card's security schemes with conv.
+func convertSchemes[KF, KT ~string, F, T any](in map[KF]F, conv func(F) (T, error)) (map[KT]T, error) {
+	if len(in) == 0 {
+		return nil, nil
 	}
-	for name, scheme := range c.SecuritySchemes {
-		s, err := schemeToV03(scheme)
+	out := make(map[KT]T, len(in))
+	for name, scheme := range in {
+		s, err := conv(scheme)
 		if err != nil {
 			return nil, fmt.Errorf("security scheme %s: %w", name, err)
 		}
-		out.SecuritySchemes[a2av03.SecuritySchemeName(name)] = s
-	}
-	for _, s := range c.Skills {
-		out.Skills = append(out.Skills, a2av03.AgentSkill{
-			ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples,
-			InputModes: s.InputModes, OutputModes: s.OutputModes, Security: securityToV03(s.SecurityRequirements),
-		})
-	}
-	for _, s := range c.Signatures {
-		out.Signatures = append(out.Signatures, a2av03.AgentCardSignature{Protected: s.Protected, Signature: s.Signature, Header: s.Header})
+		out[KT(name)] = s
 	}
 	return out, nil
+}
+
+// sameJSON sets each pair's second value, a pointer, from its first
+// through JSON: for the parts of a card whose JSON is the same in both
+// generations (provider, extensions, signatures, skills but for their
+// security).
+func sameJSON(pairs ...[2]any) error {
+	for _, p := range pairs {
+		b, err := json.Marshal(p[0])
+		if err == nil {
+			err = json.Unmarshal(b, p[1])
+		}
+		if err != nil {
+			return fmt.Errorf("converting agent card: %w", err)
+		}
+	}
+	return nil
 }
 
 // isV03 reports whether v names protocol version 0.3, with or without a
@@ -218,62 +234,47 @@ func securityFromV03(reqs []a2av03.SecurityRequirements) a2a.SecurityRequirement
 	return out
 }
 
+// schemeToV03 converts a security scheme to v0.3. A scheme's JSON is the
+// same in both generations (a2a-go's v0.3 types add the "type" as they are
+// written), but for an API key's location, "in" in v0.3.
 func schemeToV03(s a2a.SecurityScheme) (a2av03.SecurityScheme, error) {
 	switch s := s.(type) {
-	case a2a.HTTPAuthSecurityScheme:
-		return a2av03.HTTPAuthSecurityScheme{Scheme: s.Scheme, Description: s.Description, BearerFormat: s.BearerFormat}, nil
 	case a2a.APIKeySecurityScheme:
 		return a2av03.APIKeySecurityScheme{Name: s.Name, In: a2av03.APIKeySecuritySchemeIn(s.Location), Description: s.Description}, nil
+	case a2a.HTTPAuthSecurityScheme:
+		return viaJSON[a2av03.HTTPAuthSecurityScheme](s)
 	case a2a.MutualTLSSecurityScheme:
-		return a2av03.MutualTLSSecurityScheme{Description: s.Description}, nil
+		return viaJSON[a2av03.MutualTLSSecurityScheme](s)
 	case a2a.OpenIDConnectSecurityScheme:
-		return a2av03.OpenIDConnectSecurityScheme{OpenIDConnectURL: s.OpenIDConnectURL, Description: s.Description}, nil
+		return viaJSON[a2av03.OpenIDConnectSecurityScheme](s)
 	case a2a.OAuth2SecurityScheme:
-		out := a2av03.OAuth2SecurityScheme{Description: s.Description, Oauth2MetadataURL: s.Oauth2MetadataURL}
-		switch f := s.Flows.(type) {
-		case a2a.AuthorizationCodeOAuthFlow:
-			out.Flows.AuthorizationCode = &a2av03.AuthorizationCodeOAuthFlow{AuthorizationURL: f.AuthorizationURL, TokenURL: f.TokenURL, RefreshURL: f.RefreshURL, Scopes: f.Scopes}
-		case a2a.ClientCredentialsOAuthFlow:
-			out.Flows.ClientCredentials = &a2av03.ClientCredentialsOAuthFlow{TokenURL: f.TokenURL, RefreshURL: f.RefreshURL, Scopes: f.Scopes}
-		case a2a.ImplicitOAuthFlow:
-			out.Flows.Implicit = &a2av03.ImplicitOAuthFlow{AuthorizationURL: f.AuthorizationURL, RefreshURL: f.RefreshURL, Scopes: f.Scopes}
-		case a2a.PasswordOAuthFlow:
-			out.Flows.Password = &a2av03.PasswordOAuthFlow{TokenURL: f.TokenURL, RefreshURL: f.RefreshURL, Scopes: f.Scopes}
-		default:
-			return nil, fmt.Errorf("OAuth flow %T has no v0.3 form", f)
-		}
-		return out, nil
+		return viaJSON[a2av03.OAuth2SecurityScheme](s)
 	}
 	return nil, fmt.Errorf("scheme %T has no v0.3 form", s)
 }
 
+// schemeFromV03 converts a v0.3 security scheme to v1.0 (see schemeToV03).
 func schemeFromV03(s a2av03.SecurityScheme) (a2a.SecurityScheme, error) {
 	switch s := s.(type) {
-	case a2av03.HTTPAuthSecurityScheme:
-		return a2a.HTTPAuthSecurityScheme{Scheme: s.Scheme, Description: s.Description, BearerFormat: s.BearerFormat}, nil
 	case a2av03.APIKeySecurityScheme:
 		return a2a.APIKeySecurityScheme{Name: s.Name, Location: a2a.APIKeySecuritySchemeLocation(s.In), Description: s.Description}, nil
+	case a2av03.HTTPAuthSecurityScheme:
+		return viaJSON[a2a.HTTPAuthSecurityScheme](s)
 	case a2av03.MutualTLSSecurityScheme:
-		return a2a.MutualTLSSecurityScheme{Description: s.Description}, nil
+		return viaJSON[a2a.MutualTLSSecurityScheme](s)
 	case a2av03.OpenIDConnectSecurityScheme:
-		return a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: s.OpenIDConnectURL, Description: s.Description}, nil
+		return viaJSON[a2a.OpenIDConnectSecurityScheme](s)
 	case a2av03.OAuth2SecurityScheme:
-		out := a2a.OAuth2SecurityScheme{Description: s.Description, Oauth2MetadataURL: s.Oauth2MetadataURL}
-		switch f := s.Flows; {
-		case f.AuthorizationCode != nil:
-			out.Flows = a2a.AuthorizationCodeOAuthFlow{AuthorizationURL: f.AuthorizationCode.AuthorizationURL, TokenURL: f.AuthorizationCode.TokenURL, RefreshURL: f.AuthorizationCode.RefreshURL, Scopes: f.AuthorizationCode.Scopes}
-		case f.ClientCredentials != nil:
-			out.Flows = a2a.ClientCredentialsOAuthFlow{TokenURL: f.ClientCredentials.TokenURL, RefreshURL: f.ClientCredentials.RefreshURL, Scopes: f.ClientCredentials.Scopes}
-		case f.Implicit != nil:
-			out.Flows = a2a.ImplicitOAuthFlow{AuthorizationURL: f.Implicit.AuthorizationURL, RefreshURL: f.Implicit.RefreshURL, Scopes: f.Implicit.Scopes}
-		case f.Password != nil:
-			out.Flows = a2a.PasswordOAuthFlow{TokenURL: f.Password.TokenURL, RefreshURL: f.Password.RefreshURL, Scopes: f.Password.Scopes}
-		default:
-			return nil, errors.New("OAuth 2.0 scheme without a flow")
-		}
-		return out, nil
+		return viaJSON[a2a.OAuth2SecurityScheme](s)
 	}
 	return nil, fmt.Errorf("scheme %T has no v1.0 form", s)
+}
+
+// viaJSON is from converted to T through JSON (see sameJSON).
+func viaJSON[T any](from any) (T, error) {
+	var to T
+	err := sameJSON([2]any{from, &to})
+	return to, err
 }
 
 // v03ReadCard reads a v0.3 card, and the v1.0 fields of FormV03 where
@@ -322,30 +323,17 @@ func parseV03(data []byte) (*a2a.AgentCard, error) {
 	if len(c.SecurityRequirements) == 0 {
 		c.SecurityRequirements = securityFromV03(v.Security)
 	}
-	if p := v.Provider; p != nil {
-		c.Provider = &a2a.AgentProvider{Org: p.Org, URL: p.URL}
+	if err := sameJSON([2]any{v.Provider, &c.Provider}, [2]any{caps.Extensions, &c.Capabilities.Extensions},
+		[2]any{v.Skills, &c.Skills}, [2]any{v.Signatures, &c.Signatures}); err != nil {
+		return nil, err
 	}
-	for _, e := range caps.Extensions {
-		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{URI: e.URI, Description: e.Description, Required: e.Required, Params: e.Params})
+	for i, s := range v.Skills {
+		c.Skills[i].SecurityRequirements = securityFromV03(s.Security)
 	}
-	if len(v.SecuritySchemes) > 0 {
-		c.SecuritySchemes = a2a.NamedSecuritySchemes{}
+	schemes, err := convertSchemes[a2av03.SecuritySchemeName, a2a.SecuritySchemeName](v.SecuritySchemes, schemeFromV03)
+	if err != nil {
+		return nil, err
 	}
-	for name, scheme := range v.SecuritySchemes {
-		s, err := schemeFromV03(scheme)
-		if err != nil {
-			return nil, fmt.Errorf("security scheme %s: %w", name, err)
-		}
-		c.SecuritySchemes[a2a.SecuritySchemeName(name)] = s
-	}
-	for _, s := range v.Skills {
-		c.Skills = append(c.Skills, a2a.AgentSkill{
-			ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples,
-			InputModes: s.InputModes, OutputModes: s.OutputModes, SecurityRequirements: securityFromV03(s.Security),
-		})
-	}
-	for _, s := range v.Signatures {
-		c.Signatures = append(c.Signatures, a2a.AgentCardSignature{Protected: s.Protected, Signature: s.Signature, Header: s.Header})
-	}
+	c.SecuritySchemes = schemes
 	return c, nil
 }

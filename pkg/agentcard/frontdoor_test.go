@@ -51,6 +51,13 @@ func rpc(t *testing.T, base, auth, name, body string) (int, map[string]any) {
 // do sends req and decodes the JSON answer.
 func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	t.Helper()
+	resp, out := answer(t, req)
+	return resp.StatusCode, out
+}
+
+// answer sends req and returns the response, its JSON body decoded.
+func answer(t *testing.T, req *http.Request) (*http.Response, map[string]any) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +67,7 @@ func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatalf("front door answered non-JSON (%d): %v", resp.StatusCode, err)
 	}
-	return resp.StatusCode, out
+	return resp, out
 }
 
 func sendBody(id any, messageID, text string) string {

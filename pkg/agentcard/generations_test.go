@@ -167,15 +167,7 @@ func TestV03Parts(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, s.a+agentcard.FrontDoorPath("sample-echo"), strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", s.alice)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
+		resp, out := answer(t, req)
 		return resp.Header.Get("Content-Type"), out
 	}
 	for i, part := range []string{

@@ -45,25 +45,18 @@ func stateToV03(s a2a.TaskState) a2av03.TaskState {
 	return a2av03.TaskStateUnknown
 }
 
-func roleFromV03(r a2av03.MessageRole) a2a.MessageRole {
-	switch r {
-	case a2av03.MessageRoleUser:
-		return a2a.MessageRoleUser
-	case a2av03.MessageRoleAgent:
-		return a2a.MessageRoleAgent
+// v03Roles maps v1.0's message roles to v0.3's, and v1Roles back; any
+// other role is unspecified ("", the zero value), in either generation.
+var (
+	v03Roles = map[a2a.MessageRole]a2av03.MessageRole{
+		a2a.MessageRoleUser:  a2av03.MessageRoleUser,
+		a2a.MessageRoleAgent: a2av03.MessageRoleAgent,
 	}
-	return a2a.MessageRoleUnspecified
-}
-
-func roleToV03(r a2a.MessageRole) a2av03.MessageRole {
-	switch r {
-	case a2a.MessageRoleUser:
-		return a2av03.MessageRoleUser
-	case a2a.MessageRoleAgent:
-		return a2av03.MessageRoleAgent
+	v1Roles = map[a2av03.MessageRole]a2a.MessageRole{
+		a2av03.MessageRoleUser:  a2a.MessageRoleUser,
+		a2av03.MessageRoleAgent: a2a.MessageRoleAgent,
 	}
-	return a2av03.MessageRoleUnspecified
-}
+)
 
 // messageFromV03 converts a v0.3 message to v1.0. Its only error is a part
 // it cannot convert (see partFromV03).
@@ -72,7 +65,7 @@ func messageFromV03(m *a2av03.Message) (*a2a.Message, error) {
 		return nil, nil
 	}
 	out := &a2a.Message{
-		ID: m.ID, ContextID: m.ContextID, TaskID: a2a.TaskID(m.TaskID), Role: roleFromV03(m.Role),
+		ID: m.ID, ContextID: m.ContextID, TaskID: a2a.TaskID(m.TaskID), Role: v1Roles[m.Role],
 		Extensions: m.Extensions, Metadata: m.Metadata,
 	}
 	for _, id := range m.ReferenceTasks {
@@ -93,7 +86,7 @@ func messageToV03(m *a2a.Message) *a2av03.Message {
 		return nil
 	}
 	out := &a2av03.Message{
-		ID: m.ID, ContextID: m.ContextID, TaskID: a2av03.TaskID(m.TaskID), Role: roleToV03(m.Role),
+		ID: m.ID, ContextID: m.ContextID, TaskID: a2av03.TaskID(m.TaskID), Role: v03Roles[m.Role],
 		Extensions: m.Extensions, Metadata: m.Metadata, Parts: partsToV03(m.Parts),
 	}
 	for _, id := range m.ReferenceTasks {
