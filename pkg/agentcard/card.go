@@ -13,10 +13,7 @@ import (
 	"strings"
 	"time"
 
-	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
+	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/agentgate/agentgate/pkg/agent"
 	"github.com/agentgate/agentgate/pkg/agentgate"
@@ -85,54 +82,39 @@ const bearerDescription = "An agentgate API key or a JWT issued for agentgate, s
 // the agent's name. They are not padded with the skill's slug: that is
 // already the skill's id, and tags are for keyword search across agents.
 //
-// Capabilities are all set, to false, rather than left out: the front door
+// Capabilities are all false, and the card says so rather than leaving
+// them out (Marshal and MarshalForm write every one): the front door
 // answers SendMessage only (no streaming, no push notifications, no
 // extended card), and saying so spares clients a guess.
-func Build(a agent.Agent, frontDoorURL string) *a2apb.AgentCard {
+func Build(a agent.Agent, frontDoorURL string) *a2a.AgentCard {
 	t := a.Template
 	tags := t.Tags
 	if len(tags) == 0 {
 		tags = []string{t.Name}
 	}
-	c := &a2apb.AgentCard{
+	c := &a2a.AgentCard{
 		Name:        t.Name,
 		Description: t.Description,
 		Version:     t.Version,
-		SupportedInterfaces: []*a2apb.AgentInterface{
-			{Url: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersion},
-			{Url: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersionV03},
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersion},
+			{URL: frontDoorURL, ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersionV03},
 		},
-		Capabilities: &a2apb.AgentCapabilities{
-			Streaming:         proto.Bool(false),
-			PushNotifications: proto.Bool(false),
-			ExtendedAgentCard: proto.Bool(false),
+		SecuritySchemes: a2a.NamedSecuritySchemes{
+			BearerAuth: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: bearerDescription},
 		},
-		SecuritySchemes: map[string]*a2apb.SecurityScheme{
-			BearerAuth: {Scheme: &a2apb.SecurityScheme_HttpAuthSecurityScheme{
-				HttpAuthSecurityScheme: &a2apb.HTTPAuthSecurityScheme{
-					Scheme:      "Bearer",
-					Description: bearerDescription,
-				},
-			}},
-		},
-		SecurityRequirements: []*a2apb.SecurityRequirement{{
-			Schemes: map[string]*a2apb.StringList{BearerAuth: {List: []string{}}},
-		}},
-		DefaultInputModes:  []string{MediaText},
-		DefaultOutputModes: []string{MediaText},
+		SecurityRequirements: a2a.SecurityRequirementsOptions{{BearerAuth: a2a.SecuritySchemeScopes{}}},
+		DefaultInputModes:    []string{MediaText},
+		DefaultOutputModes:   []string{MediaText},
+		DocumentationURL:     t.DocumentationURL,
+		IconURL:              t.IconURL,
 	}
 	if p := t.Provider; p != nil {
-		c.Provider = &a2apb.AgentProvider{Organization: p.Organization, Url: p.URL}
-	}
-	if t.DocumentationURL != "" {
-		c.DocumentationUrl = proto.String(t.DocumentationURL)
-	}
-	if t.IconURL != "" {
-		c.IconUrl = proto.String(t.IconURL)
+		c.Provider = &a2a.AgentProvider{Org: p.Organization, URL: p.URL}
 	}
 	for _, cp := range t.Capabilities {
-		c.Skills = append(c.Skills, &a2apb.AgentSkill{
-			Id:          agent.Slug(cp.Name),
+		c.Skills = append(c.Skills, a2a.AgentSkill{
+			ID:          agent.Slug(cp.Name),
 			Name:        cp.Name,
 			Description: cp.Description,
 			Tags:        append([]string(nil), tags...),
@@ -142,98 +124,35 @@ func Build(a agent.Agent, frontDoorURL string) *a2apb.AgentCard {
 	return c
 }
 
-// Marshal returns c as ProtoJSON (camelCase names, unset fields left out),
-// the JSON form of the A2A v1.0 spec, compact and byte-stable: protojson
-// deliberately varies its whitespace from build to build, and the ETag is
+// Marshal returns c as the A2A v1.0 spec writes a card (its JSON is the
+// ProtoJSON of the spec's types): the spec's field order, compact,
+// byte-stable, unset fields left out, "<" and "&" as they are. The ETag is
 // computed from these bytes.
 //
-// The card's securityRequirements are written with their empty scope lists
-// kept, {"schemes":{"bearerAuth":{"list":[]}}}, where plain protojson writes
-// {"bearerAuth":{}}. Both are valid ProtoJSON of the spec's types; the
-// explicit form is chosen so that a client reading the scopes as .list,
-// without protobuf, gets an array rather than nothing. Skills' own
-// securityRequirements, which Build never sets, are left as protojson
-// writes them.
-func Marshal(c *a2apb.AgentCard) ([]byte, error) {
-	opts := protojson.MarshalOptions{UseProtoNames: false, EmitUnpopulated: false}
-	// Marshal the fields before and after securityRequirements apart, so
-	// that the field order stays protojson's (the spec's) order.
-	reqField := c.ProtoReflect().Descriptor().Fields().ByName("security_requirements")
-	head, tail := &a2apb.AgentCard{}, &a2apb.AgentCard{}
-	c.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.Index() < reqField.Index():
-			head.ProtoReflect().Set(fd, v)
-		case fd.Index() > reqField.Index():
-			tail.ProtoReflect().Set(fd, v)
-		}
-		return true
-	})
-	headJSON, err := marshalCompact(opts, head)
+// a2a-go's encoding/json form of its card differs from the spec in two
+// places, fixed here (see specCard): a security requirement's scopes are
+// a bare array there, {"schemes":{"bearerAuth":[]}}, where the spec wraps
+// them, {"schemes":{"bearerAuth":{"list":[]}}}; and a false capability is
+// left out there, where this card says every one, since a client reads a
+// missing one as "maybe". Its fields are also in another order, which
+// would change every card's bytes and ETag for nothing.
+func Marshal(c *a2a.AgentCard) ([]byte, error) {
+	sc, err := toSpecCard(c)
 	if err != nil {
 		return nil, err
 	}
-	reqsJSON, err := marshalRequirements(c.GetSecurityRequirements())
-	if err != nil {
-		return nil, err
-	}
-	tailJSON, err := marshalCompact(opts, tail)
-	if err != nil {
-		return nil, err
-	}
-	return joinObjects(headJSON, reqsJSON, tailJSON), nil
+	return marshalCompact(sc)
 }
 
-// marshalRequirements returns `"securityRequirements":[...]`, with each
-// requirement's unpopulated fields emitted (a requirement holds nothing but
-// its map of scope lists, so only empty lists are affected), or nil if
-// there are none.
-func marshalRequirements(reqs []*a2apb.SecurityRequirement) ([]byte, error) {
-	if len(reqs) == 0 {
-		return nil, nil
-	}
-	opts := protojson.MarshalOptions{EmitUnpopulated: true}
-	b := []byte(`{"securityRequirements":[`)
-	for i, r := range reqs {
-		rb, err := marshalCompact(opts, r)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, rb...)
-	}
-	return append(b, "]}"...), nil
-}
-
-// marshalCompact returns m as compact ProtoJSON.
-func marshalCompact(opts protojson.MarshalOptions, m proto.Message) ([]byte, error) {
-	b, err := opts.Marshal(m)
-	if err != nil {
+// marshalCompact returns v as compact JSON without HTML escaping.
+func marshalCompact(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("marshaling agent card: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, fmt.Errorf("compacting agent card JSON: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// joinObjects merges compact JSON objects into one, in order, skipping nil
-// and empty ones.
-func joinObjects(objs ...[]byte) []byte {
-	out := []byte{'{'}
-	for _, o := range objs {
-		if len(o) <= 2 { // nil or {}
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, o[1:len(o)-1]...)
-	}
-	return append(out, '}')
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // DefaultMaxAge is how long a client may cache a card: long enough to spare

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -196,4 +197,91 @@ func resolveRef(t *testing.T, base, ref string) string {
 		t.Fatal(err)
 	}
 	return b.ResolveReference(r).String()
+}
+
+// richCard is a card with what Build never sets: every kind of security
+// scheme, an additional v0.3 interface, skill security, an extension.
+func richCard() *a2a.AgentCard {
+	return &a2a.AgentCard{
+		Name: "rich", Description: "d", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: "https://x/a2a", ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersion},
+			{URL: "https://x/a2a", ProtocolBinding: ProtocolBinding, ProtocolVersion: ProtocolVersionV03},
+			{URL: "https://x/rest", ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: ProtocolVersionV03},
+		},
+		Capabilities: a2a.AgentCapabilities{Streaming: true, Extensions: []a2a.AgentExtension{{URI: "urn:x", Required: true}}},
+		SecuritySchemes: a2a.NamedSecuritySchemes{
+			"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT"},
+			"key":    a2a.APIKeySecurityScheme{Name: "X-Key", Location: a2a.APIKeySecuritySchemeLocationHeader},
+			"mtls":   a2a.MutualTLSSecurityScheme{Description: "m"},
+			"oidc":   a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: "https://x/.well-known/openid-configuration"},
+			"oauth": a2a.OAuth2SecurityScheme{Flows: a2a.ClientCredentialsOAuthFlow{
+				TokenURL: "https://x/token", Scopes: map[string]string{"read": "r"}}},
+		},
+		SecurityRequirements: a2a.SecurityRequirementsOptions{{"bearer": {}}, {"oauth": {"read"}}},
+		DefaultInputModes:    []string{MediaText}, DefaultOutputModes: []string{MediaText},
+		Skills: []a2a.AgentSkill{{ID: "s", Name: "s", Description: "s", Tags: []string{"t"},
+			SecurityRequirements: a2a.SecurityRequirementsOptions{{"key": {}}}}},
+	}
+}
+
+// TestFormsAgreeWithA2AGo cross-checks the forms with a2a-go's own v0.3
+// compatibility package (a2av0, linked by tests only): its parser reads
+// our v0.3 form, and ours its producer's, into the card both came from,
+// and both read the v1.0 card (Marshal) the same.
+func TestFormsAgreeWithA2AGo(t *testing.T) {
+	for _, card := range []*a2a.AgentCard{richCard(), Build(newFixture(t).agent(t, "sample-echo"), "https://api.example.com/a2a")} {
+		want := jsonOf(t, card)
+		ours, err := MarshalForm(card, FormV03)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer).CardJSON(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1, err := Marshal(card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, read := range map[string]func() (*a2a.AgentCard, error){
+			"a2av0 of our v0.3 form": func() (*a2a.AgentCard, error) { return a2av0.NewAgentCardParser()(ours) },
+			"Parse of a2av0's form":  func() (*a2a.AgentCard, error) { return Parse(theirs) },
+			"Parse of our v0.3 form": func() (*a2a.AgentCard, error) { return Parse(ours) },
+			"Parse of the v1.0 card": func() (*a2a.AgentCard, error) { return Parse(v1) },
+		} {
+			got, err := read()
+			if err != nil {
+				t.Errorf("%s %s: %v", card.Name, name, err)
+				continue
+			}
+			if j := jsonOf(t, got); j != want {
+				t.Errorf("%s %s:\n%s\nwant\n%s", card.Name, name, j, want)
+			}
+		}
+		checkCardV03(t, ours)
+		if err := checkCard(v1); err != nil {
+			t.Errorf("%s: the v1.0 card: %v", card.Name, err)
+		}
+	}
+}
+
+// TestV03CardWithoutV1Fields: a plain v0.3 card, without the v1.0 fields
+// of FormV03, reads as the v1.0 card it describes.
+func TestV03CardWithoutV1Fields(t *testing.T) {
+	card, err := Parse([]byte(`{"name":"x","description":"d","version":"1","url":"https://x/a2a","preferredTransport":"JSONRPC","protocolVersion":"0.3.0",` +
+		`"additionalInterfaces":[{"url":"https://x/a2a","transport":"JSONRPC"},{"url":"https://x/grpc","transport":"GRPC"}],` +
+		`"capabilities":{"streaming":true},"supportsAuthenticatedExtendedCard":true,` +
+		`"securitySchemes":{"k":{"type":"apiKey","in":"query","name":"key"}},"security":[{"k":[]}],` +
+		`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[{"id":"a","name":"a","description":"a","tags":["a"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"supportedInterfaces":[{"url":"https://x/a2a","protocolBinding":"JSONRPC","protocolVersion":"0.3.0"},{"url":"https://x/grpc","protocolBinding":"GRPC","protocolVersion":"0.3.0"}],` +
+		`"capabilities":{"streaming":true,"extendedAgentCard":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"description":"d","name":"x",` +
+		`"securityRequirements":[{"schemes":{"k":[]}}],"securitySchemes":{"k":{"apiKeySecurityScheme":{"location":"query","name":"key"}}},` +
+		`"skills":[{"description":"a","id":"a","name":"a","tags":["a"]}],"version":"1"}`
+	if got := jsonOf(t, card); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
 }

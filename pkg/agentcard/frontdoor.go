@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	a2av03 "github.com/a2aproject/a2a-go/a2a"
+	a2asrvv03 "github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentgate/agentgate/pkg/a2acall"
@@ -28,7 +28,7 @@ import (
 
 // method is how the front door answers one A2A JSON-RPC method.
 type method struct {
-	v03 bool // a v0.3 method, answered by a2av0's binding
+	v03 bool // a v0.3 method, answered by the v0.3 binding
 	// params, for a method the front door serves, returns the value its
 	// binding decodes the params into.
 	params func() any
@@ -93,7 +93,8 @@ var methods = map[string]method{
 // message is deduplicated on its messageId (per agent and caller) and
 // leaves an execution record, and a caller can only follow its own tasks.
 //
-// It speaks A2A v1.0 and v0.3 (a2a-go's a2av0 binding over the same
+// It speaks A2A v1.0 and v0.3 (a2a-go's v0.3 binding, from its module
+// before v2, over v03Handler, which converts to v1.0 and calls the same
 // handler); the method a request calls picks the generation.
 //
 // A message is forwarded to the agent without waiting for the work, so the
@@ -111,7 +112,7 @@ type FrontDoor struct {
 // NewFrontDoor returns the front door over svc.
 func NewFrontDoor(svc *dispatch.Service) *FrontDoor {
 	h := &handler{svc: svc}
-	return &FrontDoor{svc: svc, rpc: a2asrv.NewJSONRPCHandler(h), rpcV03: a2av0.NewJSONRPCHandler(h)}
+	return &FrontDoor{svc: svc, rpc: a2asrv.NewJSONRPCHandler(h), rpcV03: a2asrvv03.NewJSONRPCHandler(v03Handler{h})}
 }
 
 type calleeKey struct{}
@@ -175,6 +176,9 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	binding := f.rpc
 	if m.v03 {
 		binding = f.rpcV03
+		// The v0.3 binding writes no Content-Type; its answers, results
+		// and errors, are JSON.
+		w.Header().Set("Content-Type", "application/json")
 	}
 	binding.ServeHTTP(w, r.WithContext(ctx))
 }

@@ -51,6 +51,13 @@ func rpc(t *testing.T, base, auth, name, body string) (int, map[string]any) {
 // do sends req and decodes the JSON answer.
 func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	t.Helper()
+	resp, out := answer(t, req)
+	return resp.StatusCode, out
+}
+
+// answer sends req and returns the response, its JSON body decoded.
+func answer(t *testing.T, req *http.Request) (*http.Response, map[string]any) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +67,7 @@ func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatalf("front door answered non-JSON (%d): %v", resp.StatusCode, err)
 	}
-	return resp.StatusCode, out
+	return resp, out
 }
 
 func sendBody(id any, messageID, text string) string {
@@ -87,9 +94,8 @@ func rpcErrorOf(t *testing.T, out map[string]any) (int, string) {
 }
 
 // TestA2AGoClientRoundTrip is a2a-go's own client, as an orchestrator would
-// use it: resolve the card from its served URL (through a2a-go's protobuf
-// types, since its JSON card parser refuses the spec's
-// securityRequirements), then SendMessage and GetTask through the front door
+// use it: resolve the card from its served URL (through agentcard.Parse,
+// since its JSON card parser refuses the spec's securityRequirements), then SendMessage and GetTask through the front door
 // to the sample agent, until the task completes.
 func TestA2AGoClientRoundTrip(t *testing.T) {
 	for _, backend := range apptest.Backends {
@@ -97,7 +103,7 @@ func TestA2AGoClientRoundTrip(t *testing.T) {
 			s := newStack(t, backend)
 			hc := apptest.Bearer(strings.TrimPrefix(s.alice, "Bearer "))
 			// a2a-go's own card resolver, given a parser that reads the
-			// spec's form (through its protobuf types): the authenticated
+			// spec's form (agentcard.Parse): the authenticated
 			// card by path, and the public one where a2a-go looks by
 			// default, under the agent's A2A URL.
 			resolver := &a2acard.Resolver{Client: hc, CardParser: agentcard.Parse}

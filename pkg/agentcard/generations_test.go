@@ -1,8 +1,10 @@
 package agentcard_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +153,39 @@ func TestVersionHeader(t *testing.T) {
 		if out := post(version, body); field(out, "error", "code") == float64(-32009) {
 			t.Errorf("A2A-Version %s: %v", version, out)
 		}
+	}
+}
+
+// TestV03Parts: the v0.3 front door converts each kind of part both ways:
+// a file's bytes, a file's URI and a data part come back in the task's
+// history as they were sent; bytes that are not base64 are invalid params,
+// said so. Every v0.3 answer, result or error, is application/json.
+func TestV03Parts(t *testing.T) {
+	s := newStack(t, "embedded")
+	post := func(id, part string) (string, map[string]any) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"` + id + `","role":"user","parts":[` + part + `]}}}`
+		req, _ := http.NewRequest(http.MethodPost, s.a+agentcard.FrontDoorPath("sample-echo"), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", s.alice)
+		resp, out := answer(t, req)
+		return resp.Header.Get("Content-Type"), out
+	}
+	for i, part := range []string{
+		`{"kind":"file","file":{"bytes":"aGVsbG8=","mimeType":"text/plain","name":"a.txt"}}`,
+		`{"kind":"file","file":{"uri":"https://example.com/y.png","mimeType":"image/png"}}`,
+		`{"kind":"data","data":{"a":[1,"b"]}}`,
+	} {
+		ct, out := post(fmt.Sprint("parts-", i), part)
+		var want any
+		json.Unmarshal([]byte(part), &want)
+		history, _ := field(out, "result", "history").([]any)
+		if ct != "application/json" || len(history) != 1 || !reflect.DeepEqual(field(history[0], "parts").([]any)[0], want) {
+			t.Errorf("%s: Content-Type %q, %v", part, ct, out)
+		}
+	}
+	ct, out := post("parts-bad", `{"kind":"file","file":{"bytes":"!!!"}}`)
+	if ct != "application/json" || field(out, "error", "code") != float64(-32602) ||
+		!strings.Contains(fmt.Sprint(field(out, "error", "message")), "message.parts[0]: file.bytes: not base64") {
+		t.Errorf("bytes not base64: Content-Type %q, %v", ct, out)
 	}
 }

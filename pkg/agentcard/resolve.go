@@ -9,10 +9,6 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // MaxCardSize bounds the card Resolve reads. Our own cards are a few KB;
@@ -46,8 +42,7 @@ func (e *StatusError) Error() string {
 // It exists because a2a-go v2.3.1's own resolver cannot read a spec-correct
 // card: its default parser (encoding/json into a2a.AgentCard) rejects the
 // spec's securityRequirements shape, {"schemes":{"x":{"list":[]}}}. Resolve
-// reads the card with protojson through a2a-go's protobuf types instead,
-// as the spec defines the JSON, and converts it with pbconv.
+// reads the card with Parse, which reads that shape (specScopes).
 func Resolve(ctx context.Context, client *http.Client, cardURL string, header http.Header) (*a2a.AgentCard, error) {
 	if client == nil {
 		client = http.DefaultClient
@@ -93,25 +88,51 @@ func Resolve(ctx context.Context, client *http.Client, cardURL string, header ht
 	return card, nil
 }
 
-// Parse reads an A2A card: the v1.0 card in its JSON (ProtoJSON) form, or,
-// when that fails, the v0.3 form (FormV03, or any v0.3 card), read by
-// a2a-go's v0.3 parser. Unknown fields are ignored, as a card from a newer
-// minor version may have some; a card without the fields the spec requires
-// is an error. Parse has the signature of a2a-go's agentcard.Parser, so it
-// can also serve as the CardParser of a2a-go's own agentcard.Resolver,
-// which asks for the card without naming a version and so gets FormV03.
+// Parse reads an A2A card: the v1.0 card in its JSON (the spec's) form,
+// or, when that fails, the v0.3 form (FormV03, or any v0.3 card), read as
+// v0.3 and converted. Unknown fields are ignored, as a card from a newer
+// minor version may have some; a v1.0 card without the fields the spec
+// requires is an error. Parse has the signature of a2a-go's
+// agentcard.Parser, so it can also serve as the CardParser of a2a-go's own
+// agentcard.Resolver, which asks for the card without naming a version
+// and so gets FormV03.
 func Parse(data []byte) (*a2a.AgentCard, error) {
-	var pc a2apb.AgentCard
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &pc); err != nil {
-		card, errV03 := a2av0.NewAgentCardParser()(data)
+	card, err := parseV1(data)
+	if err != nil {
+		card, errV03 := parseV03(data)
 		if errV03 != nil {
 			return nil, fmt.Errorf("parsing agent card: %w", err)
 		}
 		return card, nil
 	}
-	card, err := pbconv.FromProtoAgentCard(&pc)
-	if err != nil {
+	if err := checkRequired(card); err != nil {
 		return nil, fmt.Errorf("invalid agent card: %w", err)
 	}
 	return card, nil
+}
+
+// checkRequired fails unless c has the fields the v1.0 spec requires.
+func checkRequired(c *a2a.AgentCard) error {
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"name", c.Name == ""},
+		{"description", c.Description == ""},
+		{"supported interfaces", len(c.SupportedInterfaces) == 0},
+		{"version", c.Version == ""},
+		{"default input modes", len(c.DefaultInputModes) == 0},
+		{"default output modes", len(c.DefaultOutputModes) == 0},
+		{"skills", len(c.Skills) == 0},
+	} {
+		if f.missing {
+			return fmt.Errorf("%s: required", f.name)
+		}
+	}
+	for i, in := range c.SupportedInterfaces {
+		if in == nil || in.URL == "" || in.ProtocolBinding == "" {
+			return fmt.Errorf("supported interfaces[%d]: url and protocolBinding required", i)
+		}
+	}
+	return nil
 }

@@ -158,8 +158,8 @@ func TestFunctionsBuild(t *testing.T) {
 			}
 			bootstrap := filepath.Join(artifacts, "bootstrap")
 			checkLambdaBinary(t, bootstrap)
-			if fi, err := os.Stat(bootstrap); err != nil || fi.Size() > maxBootstrap(f.Name) {
-				t.Errorf("bootstrap: %v, %d bytes, over the ceiling of %d", err, fi.Size(), maxBootstrap(f.Name))
+			if fi, err := os.Stat(bootstrap); err != nil || fi.Size() > maxBootstrap {
+				t.Errorf("bootstrap: %v, %d bytes, over the ceiling of %d", err, fi.Size(), maxBootstrap)
 			} else {
 				t.Logf("bootstrap: %d bytes", fi.Size())
 			}
@@ -185,15 +185,8 @@ func TestFunctionsBuild(t *testing.T) {
 }
 
 // maxBootstrap is the most a function's bootstrap may weigh: 15 MB, a
-// function's own code and the core. The agentcard function is over it: its
-// v0.3 front door (a2a-go's a2acompat/a2av0) links a2a-go v0, which links
-// gRPC, about 7 MB of it; its ceiling holds it where it is until that goes.
-func maxBootstrap(name string) int64 {
-	if name == "agentcard" {
-		return 21_000_000
-	}
-	return 15_000_000
-}
+// function's own code and the core.
+const maxBootstrap = 15_000_000
 
 // checkLambdaBinary fails unless path is an arm64 ELF binary without a
 // program interpreter: static, as provided.al2023 runs it, no libc assumed.
@@ -560,22 +553,25 @@ func TestPublicRoutesAreThrottled(t *testing.T) {
 
 // mustNotLink lists, per function, import paths (or path prefixes ending in
 // "/") its binary must not link: another function's code, and never the
-// embedded store (bbolt), the local server, the AWS SDK's configuration
-// chain, or a package whose init is slow (slowInit). Each function's main
-// hands its own package's builder to core.Main; an import that drags in
-// another function's code shows here first.
+// embedded store (bbolt), the local server, gRPC and protobuf (several MB
+// each; nothing here speaks gRPC, and no card or message needs protobuf's
+// types), the AWS SDK's configuration chain, or a package whose init is
+// slow (slowInit). Each function's main hands its own package's builder to
+// core.Main; an import that drags in another function's code shows here
+// first.
 var mustNotLink = map[string][]string{
 	"*": append([]string{"go.etcd.io/bbolt", mod + "/pkg/store/embedded", mod + "/pkg/app", mod + "/pkg/sampleagent", "testing",
+		"google.golang.org/grpc", "google.golang.org/protobuf",
 		// The AWS SDK's configuration chain: a function's credentials are in
 		// its environment (dynamo.Open).
 		"github.com/aws/aws-sdk-go-v2/config", mod + "/pkg/store/dynamo/awsprofile"}, slowInit...),
 	"askproxy": {"github.com/a2aproject/", mod + "/pkg/dispatch", mod + "/pkg/a2acall", mod + "/pkg/mcpserver",
-		mod + "/pkg/agentcard", mod + "/pkg/connector", "google.golang.org/grpc"},
+		mod + "/pkg/agentcard", mod + "/pkg/connector"},
 	"agentcard": {mod + "/pkg/mcpserver", mod + "/pkg/connector", mod + "/pkg/askproxy", mod + "/pkg/docsqa",
 		"github.com/modelcontextprotocol/go-sdk/mcp"},
 	"connector": {mod + "/pkg/mcpserver", mod + "/pkg/agentcard", mod + "/pkg/askproxy", mod + "/pkg/docsqa",
-		"github.com/modelcontextprotocol/go-sdk/mcp", "google.golang.org/grpc"},
-	"mcp": {mod + "/pkg/agentcard", "google.golang.org/grpc"},
+		"github.com/modelcontextprotocol/go-sdk/mcp"},
+	"mcp": {mod + "/pkg/agentcard"},
 }
 
 // slowInit lists packages whose init costs every cold start more than the
