@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentgate/agentgate/pkg/dispatch"
+	"github.com/agentgate/agentgate/pkg/mcphttp"
 	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/store/storetest"
 )
@@ -241,5 +243,133 @@ func TestConcurrentConsentsAllKept(t *testing.T) {
 		if c, ok := sess.Consents[stream]; !ok || string(c.CallID) != strconv.Itoa(100+i) {
 			t.Errorf("call %d: consent %+v", i, c)
 		}
+	}
+}
+
+// TestConsentCaps: a session keeps at most maxWaiting consents waiting for
+// an answer, and a record of at most maxRecordBytes: a call beyond either
+// is refused, saying what to do, and nothing is kept; the largest call
+// the dispatch caps allow, in a session at the envelope caps, is kept; an
+// answer beyond its cap is refused and settles nothing.
+func TestConsentCaps(t *testing.T) {
+	clock := func() time.Time { return storetest.Epoch }
+	st := openStore(t, clock)
+	h, _ := instances(st, &askTool{}, clock)
+	sid := startSession(t, h)
+	var streams []string
+	for i := range maxWaiting {
+		stream, rec := callAsk(h, sid, i, `{}`)
+		if stream == "" {
+			t.Fatalf("call %d: %d %s", i, rec.Code, rec.Body)
+		}
+		streams = append(streams, stream)
+	}
+	_, version := stored(t, st, sid)
+	stream, rec := callAsk(h, sid, 99, `{}`)
+	if _, after := stored(t, st, sid); stream != "" || rec.Code != http.StatusConflict || after != version ||
+		!strings.Contains(rec.Body.String(), `"id":99`) || !strings.Contains(rec.Body.String(), "waits for the answers to 16 consents already") {
+		t.Errorf("call beyond %d waiting: %d %s (version %d, was %d); want 409 and nothing kept", maxWaiting, rec.Code, rec.Body, after, version)
+	}
+	// A settled consent waits no more: there is room for another.
+	if rec := serve(h, sid, answerBody(streams[0], false), ""); rec.Code != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
+	}
+	if stream, rec := callAsk(h, sid, 100, `{}`); stream == "" {
+		t.Errorf("call after an answer: %d %s", rec.Code, rec.Body)
+	}
+
+	big := `{"text":"` + strings.Repeat("x", maxRecordBytes) + `"}`
+	sid = startSession(t, h)
+	_, version = stored(t, st, sid)
+	stream, rec = callAsk(h, sid, 1, big)
+	if sess, after := stored(t, st, sid); stream != "" || rec.Code != http.StatusRequestEntityTooLarge || after != version || len(sess.Consents) != 0 ||
+		!strings.Contains(rec.Body.String(), "send a smaller call") {
+		t.Errorf("a call too large to keep: %d %.300s (version %d, was %d); want 413 and nothing kept", rec.Code, rec.Body, after, version)
+	}
+
+	// The largest dispatch_task instruction, with a _meta at its cap, in a
+	// session whose initialize brought everything at its cap, fits.
+	fill := func(n int) string { return strings.Repeat("x", n-100) }
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+		`"capabilities":{"elicitation":{},"experimental":{"x":{"x":"` + fill(mcphttp.MaxCapabilitiesBytes) + `"}}},` +
+		`"clientInfo":{"name":"` + fill(mcphttp.MaxClientInfoBytes) + `","version":"1"},"_meta":{"x":"` + fill(mcphttp.MaxMetaBytes) + `"}}}`
+	rec = serve(h, "", init, "")
+	if sid = rec.Header().Get(headerSession); sid == "" {
+		t.Fatalf("initialize at the caps: %d %.300s", rec.Code, rec.Body)
+	}
+	rec = serve(h, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","_meta":{"x":"`+fill(mcphttp.MaxMetaBytes)+
+		`"},"arguments":{"instruction":"`+strings.Repeat("x", dispatch.MaxTextBytes)+`"}}}`, "")
+	if m := streamOf.FindStringSubmatch(rec.Body.String()); m != nil {
+		stream = m[1]
+	} else {
+		t.Errorf("the largest dispatch: %d %.300s, want it kept", rec.Code, rec.Body)
+	}
+	// An answer is a yes or a no, not a payload.
+	huge := `{"jsonrpc":"2.0","id":"agentgate-consent-` + stream + `","result":{"action":"accept","content":{"approve":true,"x":"` + fill(2*maxSettlementBytes) + `"}}}`
+	if rec := serve(h, sid, huge, ""); rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "a consent's answer is a yes or a no") {
+		t.Errorf("an answer too large: %d %.300s, want 413", rec.Code, rec.Body)
+	}
+	if sess, _ := stored(t, st, sid); sess.Consents[stream].Settlement != nil {
+		t.Errorf("an answer too large settled the consent: %+v", sess.Consents[stream].Settlement)
+	}
+}
+
+// TestExpiredConsentIsPruned: a consent a TTL after it was asked is gone
+// for its answer and its GET at once, without a write; the record drops
+// it at its next write for another reason.
+func TestExpiredConsentIsPruned(t *testing.T) {
+	clock := storetest.NewClock()
+	st := storetest.Count(openStore(t, clock.Now))
+	h, _ := instances(st, &askTool{}, clock.Now)
+	sid := startSession(t, h)
+	old, _ := callAsk(h, sid, 1, `{}`)
+	clock.Advance(50 * time.Minute)
+	young, _ := callAsk(h, sid, 2, `{}`) // slides the session's TTL
+	if old == "" || young == "" {
+		t.Fatal("the calls asked for no consent")
+	}
+	clock.Advance(11 * time.Minute) // the first consent was asked 61 minutes ago
+	writes := st.Writes()
+	if rec := serve(h, sid, answerBody(old, true), ""); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), errNoStream) {
+		t.Errorf("answer to an expired consent: %d %s, want 400", rec.Code, rec.Body)
+	}
+	if rec := serve(h, sid, "", old+"_0"); rec.Code != http.StatusBadRequest {
+		t.Errorf("GET of an expired consent: %d %s, want 400", rec.Code, rec.Body)
+	}
+	if sess, _ := stored(t, st, sid); st.Writes() != writes || len(sess.Consents) != 2 {
+		t.Errorf("%d writes, %d consents kept; want none written just to prune", st.Writes()-writes, len(sess.Consents))
+	}
+	if rec := serve(h, sid, answerBody(young, true), ""); rec.Code != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
+	}
+	if sess, _ := stored(t, st, sid); len(sess.Consents) != 1 || sess.Consents[young].Settlement == nil {
+		t.Errorf("after a write: consents %v, want the answered one only", sess.Consents)
+	}
+}
+
+// TestGETAfterSettlementReplays: every GET that resumes a settled stream,
+// the first or a later one, on any instance, ends it with the call run
+// with the same answer (the tool's own record makes the run count once).
+func TestGETAfterSettlementReplays(t *testing.T) {
+	clock := func() time.Time { return storetest.Epoch }
+	st := openStore(t, clock)
+	tool := &askTool{}
+	h1, h2 := instances(st, tool, clock)
+	sid := startSession(t, h1)
+	stream, _ := callAsk(h1, sid, 7, `{}`)
+	if rec := serve(h1, sid, answerBody(stream, true), ""); rec.Code != http.StatusAccepted {
+		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
+	}
+	first := serve(h1, sid, "", stream+"_0").Body.String()
+	if !strings.HasPrefix(first, "id: "+stream+"_1\n") || !strings.Contains(first, `"id":7`) || !strings.Contains(first, "approve=true") {
+		t.Fatalf("first GET: %q", first)
+	}
+	for _, last := range []string{stream + "_0", stream + "_0.k3"} {
+		if again := serve(h2, sid, "", last).Body.String(); again != first {
+			t.Errorf("GET after %s: %q, want %q", last, again, first)
+		}
+	}
+	if n := tool.runs.Load(); n != 3 {
+		t.Errorf("%d runs, want one a GET", n)
 	}
 }
