@@ -22,13 +22,13 @@ import (
 // unanswered consent, and answers in JSON-RPC with the statuses below. The
 // SDK's event ids are <stream>_<n> with exactly one '_' (ours are base64url,
 // with '_' inside, and keep-alives add .k<n>), it stores an empty priming
-// event first and then exactly what it sends, where event 0 here is the
-// pending call, not the elicitation sent; event 1 is stored not as sent but
-// as the answer that settles the call, created if absent, which EventStore
-// has no way to make, and the GET runs the call it settles.
+// event first and then exactly what it sends, where here nothing sent is
+// stored: the session record keeps the pending call behind event 0 and the
+// answer that settles it, set only where none is (a compare-and-set that
+// EventStore has no way to make), and the GET runs the call it settles.
 
 // retryAfter is the reconnection delay the SSE streams suggest. The answer
-// POST stores the answer before it returns, so a client that comes back
+// POST keeps the answer before it returns, so a client that comes back
 // this soon usually finds it; one that comes back earlier waits in get's
 // poll. It sets the latency of a legacy consented dispatch.
 const retryAfter = 100 * time.Millisecond
