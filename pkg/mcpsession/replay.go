@@ -121,17 +121,23 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		// Unanswered for about a minute: the consent expires, unless an
 		// answer has just settled the call, which the write finds.
+		var settled consent
 		err = h.modify(ctx, sid, sess, version, func(rec *sessionRecord) (bool, error) {
 			c, ok := rec.consentOf(stream, h.Now())
 			if !ok || c.Settlement != nil {
+				settled = c
 				return false, nil
 			}
 			c.Settlement = &settlement{Unanswered: true}
 			rec.Consents[stream] = c
+			settled = c
 			return true, nil
 		})
-		if err == nil {
-			// Settled, by this GET or by what it found: read which.
+		if err == nil && settled.Settlement != nil {
+			h.finish(w, r, sid, sess, stream, settled)
+			return
+		} else if err == nil {
+			// Gone meanwhile: the next turn says so.
 			sess, version, err = h.lookup(ctx, sid)
 		}
 	}
