@@ -126,20 +126,28 @@ func TestOldLayoutStreamFailsClosed(t *testing.T) {
 	}
 }
 
-// TestAnswersRaceFromTwoInstances: two answers to one consent, each on its
-// own instance, both read the session before either writes: exactly one
-// settles it, the other gets 202 and changes nothing, and the resuming GET
-// runs the call with the one that counted.
-func TestAnswersRaceFromTwoInstances(t *testing.T) {
-	clock := func() time.Time { return storetest.Epoch }
+// waitingConsent is a session with one consent waiting for its answer
+// (the call's id 7), served by two instances on one table on clock, whose
+// writes the test may hook.
+func waitingConsent(t *testing.T, clock func() time.Time) (*updateHook, *askTool, *Handler, *Handler, string, string) {
+	t.Helper()
 	hook := &updateHook{Store: openStore(t, clock)}
 	tool := &askTool{}
 	h1, h2 := instances(hook, tool, clock)
 	sid := startSession(t, h1)
 	stream, rec := callAsk(h1, sid, 7, `{}`)
 	if stream == "" {
-		t.Fatalf("tools/call: %d %q", rec.Code, rec.Body)
+		t.Fatalf("tools/call: %d %q, want the elicitation", rec.Code, rec.Body)
 	}
+	return hook, tool, h1, h2, sid, stream
+}
+
+// TestAnswersRaceFromTwoInstances: two answers to one consent, each on its
+// own instance, both read the session before either writes: exactly one
+// settles it, the other gets 202 and changes nothing, and the resuming GET
+// runs the call with the one that counted.
+func TestAnswersRaceFromTwoInstances(t *testing.T) {
+	hook, tool, h1, h2, sid, stream := waitingConsent(t, func() time.Time { return storetest.Epoch })
 	_, before := stored(t, hook, sid)
 	hook.before = barrier(2)
 	codes := make([]int, 2)
@@ -173,12 +181,7 @@ func TestAnswersRaceFromTwoInstances(t *testing.T) {
 func TestAnswerRacesTheExpiry(t *testing.T) {
 	last := eventID("", 0, maxKeepAlives-1) // the resumption that expires the consent
 	t.Run("expiry first", func(t *testing.T) {
-		clock := &steppingClock{now: storetest.Epoch}
-		hook := &updateHook{Store: openStore(t, clock.Now)}
-		tool := &askTool{}
-		h1, h2 := instances(hook, tool, clock.Now)
-		sid := startSession(t, h1)
-		stream, _ := callAsk(h1, sid, 7, `{}`)
+		hook, tool, h1, h2, sid, stream := waitingConsent(t, (&steppingClock{now: storetest.Epoch}).Now)
 		var expired string
 		// The answer has read the session when the GET expires the consent.
 		hook.before = once(func() { expired = serve(h2, sid, "", stream+last).Body.String() })
@@ -192,12 +195,7 @@ func TestAnswerRacesTheExpiry(t *testing.T) {
 		}
 	})
 	t.Run("answer first", func(t *testing.T) {
-		clock := &steppingClock{now: storetest.Epoch}
-		hook := &updateHook{Store: openStore(t, clock.Now)}
-		tool := &askTool{}
-		h1, h2 := instances(hook, tool, clock.Now)
-		sid := startSession(t, h1)
-		stream, _ := callAsk(h1, sid, 7, `{}`)
+		hook, tool, h1, h2, sid, stream := waitingConsent(t, (&steppingClock{now: storetest.Epoch}).Now)
 		var answered int
 		// The GET has read the session, unanswered, when the answer comes.
 		hook.before = once(func() { answered = serve(h1, sid, answerBody(stream, true), "").Code })
