@@ -29,7 +29,7 @@ type sessionRecord struct {
 	// tools/call waiting for the client's answer, and what settled it
 	// (consent.go). They live in the record, which every request of the
 	// session reads anyway, so that asking, answering and resuming read
-	// nothing else; an entry goes when it expires (consent.expires), from
+	// nothing else; an entry goes when it expires (consent.Expires), from
 	// the next write of the record.
 	Consents map[string]consent `json:"consents,omitempty"`
 }
