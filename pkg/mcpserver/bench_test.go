@@ -35,15 +35,16 @@ package mcpserver_test
 //     execution record (W) and the agent's running count (W), dedup result
 //     (W), consent accepted -> settled (W); then the agent's answer.
 //
-// dispatch/2025-11-25, 3 requests, 12 R + 13 W:
-//   - POST tools/call: key (R+W), session (R), agent (R), dedup entry (R),
-//     consent created (W), the pending call stored as the stream's event 0
-//     (W); answered with the elicitation on SSE, and the stream ends;
-//   - POST the elicitation's answer: key (R+W), session (R), event 0 (R)
-//     and marked answered (W), then the MRTR retry's work above (agent,
-//     consent: 2 R, 6 W), the result stored as event 1 (W); 202;
+// dispatch/2025-11-25, 3 requests, 8 R + 6 W (measured on both stores):
+//   - POST tools/call: key (R), session (R), agent (R), the task's record
+//     created awaiting consent (W), the pending call kept in the session
+//     record (W); answered with the elicitation on SSE, and the stream ends;
+//   - POST the elicitation's answer: key (R), session (R), the answer kept
+//     in the session record (W); 202;
 //   - GET with Last-Event-ID, after the 100 ms retry the SSE event asks
-//     for: key (R+W), session (R), event 1 (R), replayed on SSE.
+//     for: key (R), session (R, with the pending call and the answer),
+//     agent (R), the task's record claimed and started (2 W), the agent's
+//     running count (W); the call's result on SSE.
 //   Its ns/op is that retry delay, not work.
 //
 // run-playbook (a connector key's run_playbook) and chat-with (a user's

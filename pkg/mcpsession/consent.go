@@ -3,34 +3,44 @@ package mcpsession
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
 	"github.com/agentgate/agentgate/pkg/mcphttp"
-	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
-// pendingCall is a tools/call waiting for the client's answer to an
-// elicitation: the stream's event 0, written once when the call asks.
+// consent is a consent stream of the session, kept in its record
+// (sessionRecord.Consents, by stream id): the tools/call waiting for the
+// client's answer to an elicitation, written once when the call asks, and
+// once there is one, what settled it.
+type consent struct {
+	pendingCall
+	// Expires is when the stream is gone, a TTL after the call asked.
+	Expires time.Time `json:"expires"`
+	// Settlement is set once, by whichever comes first: the client's
+	// answer, by the POST that carries it, or the consent's expiry, by a
+	// resuming GET. Each sets it by compare-and-set on the session record
+	// only where it finds none, so that exactly one settles the call: a
+	// later answer, or an expiry that finds an answer, changes nothing.
+	// The resuming GET acts on it (replay.go).
+	Settlement *settlement `json:"settlement,omitempty"`
+}
+
+// pendingCall is a tools/call waiting for the client's answer.
 type pendingCall struct {
 	CallID       json.RawMessage `json:"callId"` // the tools/call's JSON-RPC id
 	Params       json.RawMessage `json:"params"` // and its params
 	RequestState string          `json:"requestState"`
 }
 
-// settlement is what settles a stream's pending call, stored at its event
-// 1 (answerKey) by whichever comes first: the client's answer, by the POST
-// that carries it, or the consent's expiry, by a resuming GET. It is
-// created if absent, so that exactly one settles the call: a later answer,
-// or an expiry that finds an answer, changes nothing. The resuming GET
-// acts on it (replay.go).
+// settlement is what settles a stream's pending call.
 type settlement struct {
 	// Answered: Result is the client's answer (nil for an error answer,
 	// which the tool takes as no answer, a refusal).
@@ -39,22 +49,23 @@ type settlement struct {
 	// Unanswered: the consent expired; the call ends with the server's
 	// refusal (Handler.Unanswered).
 	Unanswered bool `json:"unanswered,omitempty"`
-	// JSONRPC marks a record of the releases before settlements: the
-	// stream's result itself, a JSON-RPC response, sent as it is.
-	JSONRPC string `json:"jsonrpc,omitempty"`
 }
-
-// answerKey is where a stream's settlement is kept: its event 1, where
-// releases before settlements kept the call's result.
-func answerKey(sid, stream string) store.Key { return store.SessionEventKey(sid, stream, 1) }
 
 // elicitationIDPrefix starts the JSON-RPC id of our elicitation/create
 // requests; the rest is the stream id, so that the answer names its stream.
 const elicitationIDPrefix = "agentgate-consent-"
 
-// elicit stores the pending call and sends the elicitation on an SSE
-// stream that then ends: the answer may reach any instance.
-func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Request, requests mcp.InputRequestMap, state string) {
+// errNoStream answers an answer to a stream the session does not have:
+// never had, expired, or kept by a release that stored it outside the
+// record (the client asks again; nothing was dispatched).
+const errNoStream = "no pending request with this id in this session; it may have expired"
+
+// elicit adds the pending call to the session record, in the write that
+// slides its TTL, and sends the elicitation on an SSE stream that then
+// ends: the answer may reach any instance. A session that waits for
+// maxWaiting consents already, or whose record the call would make too
+// large, refuses the call, nothing dispatched.
+func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request, requests mcp.InputRequestMap, state string) {
 	ctx := r.Context()
 	stream, err := NewID()
 	if err != nil {
@@ -71,16 +82,6 @@ func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, m *
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
-	data, err := json.Marshal(pendingCall{CallID: callID, Params: m.Params, RequestState: state})
-	if err != nil {
-		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
-		return
-	}
-	if _, err := h.Store.Create(ctx, store.Item{Key: store.SessionEventKey(sid, stream, 0), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)}); err != nil {
-		// Nothing was dispatched; the call fails, and says why.
-		writeStoreError(w, r, m.ID.Raw(), err)
-		return
-	}
 	encoded, err := json.Marshal(params)
 	if err != nil {
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
@@ -92,18 +93,33 @@ func (h *Handler) elicit(w http.ResponseWriter, r *http.Request, sid string, m *
 		web.WriteRPCFailure(w, r, m.ID.Raw(), err)
 		return
 	}
+	asked := consent{pendingCall: pendingCall{CallID: callID, Params: m.Params, RequestState: state}, Expires: h.Now().Add(h.TTL)}
+	err = h.modify(ctx, sid, sess, version, func(rec *sessionRecord) (bool, error) {
+		if n := rec.waiting(h.Now()); n >= maxWaiting {
+			return false, agentgate.Errorf(agentgate.ECONFLICT, "this session waits for the answers to %d consents already, the most it keeps: answer them (or let them expire), then call the tool again", n)
+		}
+		if rec.Consents == nil {
+			rec.Consents = map[string]consent{}
+		}
+		rec.Consents[stream] = asked
+		return true, nil
+	})
+	if err != nil {
+		// Nothing was dispatched; the call fails, and says why.
+		failSession(w, r, m.ID.Raw(), err)
+		return
+	}
 	startSSE(w)
 	writeEvent(w, eventID(stream, 0, 0), retryAfter, event)
 }
 
 // answer takes the client's answer to an elicitation: the first answer
-// is stored as the stream's settlement, for the resuming GET to re-run the
+// is kept as the stream's settlement, for the resuming GET to re-run the
 // pending tools/call with; a repeated answer, or one after the consent
-// expired, changes nothing. Storing the answer needs no read of the
-// pending call: whether the stream exists is read while the answer is
-// stored, so that the answer costs one round trip after the session's.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, m *jsonrpc.Response) {
-	ctx := r.Context()
+// expired, changes nothing. The session record the request has read says
+// whether the stream is there and settled, so that the answer costs at
+// most one write after the session's read.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Response) {
 	raw, _ := m.ID.Raw().(string)
 	stream, ok := strings.CutPrefix(raw, elicitationIDPrefix)
 	if !ok || !isStreamID(stream) {
@@ -114,29 +130,33 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, sid string, m *
 	if m.Error == nil {
 		answer.Result = m.Result
 	}
-	data, err := json.Marshal(answer)
-	if err != nil {
+	if data, err := json.Marshal(answer); err != nil {
 		web.WriteRPCFailure(w, r, nil, err)
 		return
+	} else if len(data) > maxSettlementBytes {
+		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.ETOOLARGE, "the answer is %d bytes, over the limit of %d: a consent's answer is a yes or a no", len(data), maxSettlementBytes))
+		return
 	}
-	pending := make(chan error, 1)
-	go func() {
-		_, err := h.Store.Get(ctx, store.SessionEventKey(sid, stream, 0))
-		pending <- err
-	}()
-	// An answer to a stream that does not exist stores a settlement no
-	// GET will read (it names no pending call); it expires with the TTL.
-	_, err = h.Store.Create(ctx, store.Item{Key: answerKey(sid, stream), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)})
-	switch perr := <-pending; {
-	case errors.Is(perr, store.ErrNotFound):
-		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "no pending request with this id in this session; it may have expired")
-	case perr != nil:
-		writeStoreError(w, r, nil, perr)
-	case err != nil && !errors.Is(err, store.ErrConflict):
-		writeStoreError(w, r, nil, err)
+	gone := false
+	err := h.modify(r.Context(), sid, sess, version, func(rec *sessionRecord) (bool, error) {
+		c, ok := rec.consentOf(stream, h.Now())
+		if !ok {
+			gone = true
+			return false, nil
+		}
+		if c.Settlement != nil {
+			return false, nil // the first answer (or the expiry) counted
+		}
+		c.Settlement = &answer
+		rec.Consents[stream] = c
+		return true, nil
+	})
+	switch {
+	case err != nil:
+		failSession(w, r, nil, err)
+	case gone:
+		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, errNoStream)
 	default:
-		// Stored, or the stream was settled already: the first answer
-		// (or the expiry) counted.
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
@@ -180,7 +200,7 @@ func (p pendingCall) callID() (jsonrpc.ID, error) {
 	return jsonrpc.MakeID(raw)
 }
 
-// settle runs the pending call as the settlement set decides, and returns
+// settle runs the pending call as its settlement set decides, and returns
 // the stream's last event: the call re-run with the client's answer, or
 // the server's refusal for an unanswered consent. A re-run repeats on every
 // GET that asks for the stream's end, and is the tool's to make once: its

@@ -84,7 +84,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		h.call(w, r, sid, sess, version, m)
 	case *jsonrpc.Response:
-		h.answer(w, r, sid, m)
+		h.answer(w, r, sid, sess, version, m)
 	}
 }
 
@@ -151,9 +151,12 @@ func clientName(impl *mcp.Implementation) string {
 // level are session state; the rest need no answer.
 func (h *Handler) notification(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, version int64, m *jsonrpc.Request) {
 	if m.Method == "notifications/initialized" && sess.State.InitializedParams == nil {
-		sess.State.InitializedParams = &mcp.InitializedParams{}
-		if err := h.save(r.Context(), sid, sess, version, true); err != nil {
-			writeStoreError(w, r, nil, err)
+		err := h.modify(r.Context(), sid, sess, version, func(rec *sessionRecord) (bool, error) {
+			rec.State.InitializedParams = &mcp.InitializedParams{}
+			return true, nil
+		})
+		if err != nil {
+			failSession(w, r, nil, err)
 			return
 		}
 	}
@@ -169,21 +172,23 @@ func (h *Handler) call(w http.ResponseWriter, r *http.Request, sid string, sess 
 		return
 	}
 	if requests, state := rec.recorded(); requests != nil {
-		h.elicit(w, r, sid, m, requests, state)
+		h.elicit(w, r, sid, sess, version, m, requests, state)
 		return
 	}
 	mcphttp.RewordSDKError(ctx, m.Method, resp)
-	force := false
-	if m.Method == "logging/setLevel" && resp.Error == nil {
-		// mcphttp.ReadMessage has made sure the level is one of the spec's.
-		var params mcp.SetLoggingLevelParams
-		if json.Unmarshal(m.Params, &params) == nil {
-			sess.State.LogLevel, force = params.Level, true
+	// mcphttp.ReadMessage has made sure a level set is one of the spec's.
+	var params mcp.SetLoggingLevelParams
+	if m.Method == "logging/setLevel" && resp.Error == nil && json.Unmarshal(m.Params, &params) == nil {
+		err := h.modify(ctx, sid, sess, version, func(rec *sessionRecord) (bool, error) {
+			rec.State.LogLevel = params.Level
+			return true, nil
+		})
+		if err != nil {
+			failSession(w, r, m.ID.Raw(), err)
+			return
 		}
-	}
-	if err := h.save(ctx, sid, sess, version, force); err != nil && force {
-		writeStoreError(w, r, m.ID.Raw(), err)
-		return
+	} else {
+		h.save(ctx, sid, sess, version) // best effort: the next request slides it
 	}
 	writeMessage(w, http.StatusOK, resp)
 }

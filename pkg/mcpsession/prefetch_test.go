@@ -53,36 +53,23 @@ func TestPrefetchIsOneReadCheckedAfterwards(t *testing.T) {
 	}
 }
 
-// TestPrefetchOfAResumingGET: a GET that resumes a stream's event 0 starts
-// the reads of its pending call and its settlement with the session's, each
-// served once; one that resumes after event 1 reads no settlement.
+// TestPrefetchOfAResumingGET: a GET that resumes a stream starts the
+// session's read only, which holds the stream, served once.
 func TestPrefetchOfAResumingGET(t *testing.T) {
 	clock := func() time.Time { return storetest.Epoch }
 	st := storetest.Count(openStore(t, clock))
 	h := &Handler{Store: st, TTL: time.Hour, Now: clock}
-	for _, tc := range []struct {
-		last string
-		keys []store.Key
-	}{
-		{"st_0.k2", []store.Key{store.SessionKey("s1"), store.SessionEventKey("s1", "st", 0), answerKey("s1", "st")}},
-		{"st_1", []store.Key{store.SessionKey("s1"), store.SessionEventKey("s1", "st", 0)}},
-	} {
+	for _, last := range []string{"st_0.k2", "st_1"} {
 		r := httptest.NewRequest("GET", "/mcp", nil)
 		r.Header.Set(headerSession, "s1")
-		r.Header.Set("Last-Event-ID", tc.last)
+		r.Header.Set("Last-Event-ID", last)
 		before := st.Reads()
 		ctx := h.Prefetch(r).Context()
-		ps, _ := ctx.Value(prefetchKey{}).(prefetches)
-		if len(ps) != len(tc.keys) {
-			t.Errorf("%s: %d reads prefetched, want %d", tc.last, len(ps), len(tc.keys))
+		if _, err := h.read(ctx, store.SessionKey("s1")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: read of the session: %v, want not found", last, err)
 		}
-		for _, key := range tc.keys {
-			if _, err := h.read(ctx, key); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("%s: read of %v: %v, want not found", tc.last, key, err)
-			}
-		}
-		if n := st.Reads() - before; n != int64(len(tc.keys)) {
-			t.Errorf("%s: %d reads for %d prefetched keys", tc.last, n, len(tc.keys))
+		if n := st.Reads() - before; n != 1 {
+			t.Errorf("%s: %d reads, want the session's only", last, n)
 		}
 	}
 }

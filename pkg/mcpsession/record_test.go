@@ -27,7 +27,7 @@ func TestExpiredSessionIs404(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.save(ctx, "s1", got, version, false); err != nil {
+	if err := h.save(ctx, "s1", got, version); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(50 * time.Minute) // 100 minutes after creation, 50 after the slide

@@ -2,8 +2,6 @@ package mcpsession
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/agentgate/agentgate/pkg/agentgate"
-	"github.com/agentgate/agentgate/pkg/store"
 	"github.com/agentgate/agentgate/pkg/web"
 )
 
@@ -25,13 +22,13 @@ import (
 // unanswered consent, and answers in JSON-RPC with the statuses below. The
 // SDK's event ids are <stream>_<n> with exactly one '_' (ours are base64url,
 // with '_' inside, and keep-alives add .k<n>), it stores an empty priming
-// event first and then exactly what it sends, where event 0 here is the
-// pending call, not the elicitation sent; event 1 is stored not as sent but
-// as the answer that settles the call, created if absent, which EventStore
-// has no way to make, and the GET runs the call it settles.
+// event first and then exactly what it sends, where here nothing sent is
+// stored: the session record keeps the pending call behind event 0 and the
+// answer that settles it, set only where none is (a compare-and-set that
+// EventStore has no way to make), and the GET runs the call it settles.
 
 // retryAfter is the reconnection delay the SSE streams suggest. The answer
-// POST stores the answer before it returns, so a client that comes back
+// POST keeps the answer before it returns, so a client that comes back
 // this soon usually finds it; one that comes back earlier waits in get's
 // poll. It sets the latency of a legacy consented dispatch.
 const retryAfter = 100 * time.Millisecond
@@ -80,104 +77,87 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		startSSE(w)
 		writeEvent(w, eventID(stream, seq, keep+1), retryAfter, nil)
 	}
-	sess, _, err := h.lookup(ctx, sid)
-	if errors.Is(err, store.ErrUnavailable) {
-		keepAlive(err)
-		return
-	} else if err != nil {
-		failLookup(w, r, err)
-		return
-	}
-	// Event 0, the pending call, is there as long as the stream.
-	it, err := h.read(ctx, store.SessionEventKey(sid, stream, 0))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
-			"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
-		return
-	case err != nil:
-		keepAlive(err)
-		return
-	}
-	var pending pendingCall
-	if err := json.Unmarshal(it.Data, &pending); err != nil {
-		writeStoreError(w, r, nil, err)
-		return
-	}
-	if seq > 0 {
-		// Event 1, the call's result, is the stream's last: nothing
-		// follows it. A client that resumes after it anyway is kept
-		// waiting for a while, as for a result, and then told.
-		if keep < 2*maxKeepAlives {
-			if agentgate.Sleep(ctx, resumeWait) {
-				keepAlive(nil)
-			}
-			return
-		}
-		web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
-			"this stream's result was sent already; look it up with get_execution_result"))
-		return
-	}
+	sess, version, err := h.lookup(ctx, sid)
 	deadline := h.Now().Add(resumeWait)
 	for {
-		it, err := h.read(ctx, answerKey(sid, stream))
-		switch {
-		case err == nil:
-			h.finish(w, r, sid, sess, stream, pending, it.Data)
-			return
-		case !errors.Is(err, store.ErrNotFound):
+		if agentgate.ErrorCode(err) == agentgate.EUNAVAILABLE {
 			keepAlive(err)
+			return
+		} else if err != nil {
+			failSession(w, r, nil, err)
+			return
+		}
+		c, ok := sess.consentOf(stream, h.Now())
+		switch {
+		case !ok:
+			web.WriteRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+				"Last-Event-ID names no stream of this session: it is unknown or has expired; call the tool again")
+			return
+		case seq > 0:
+			// Event 1, the call's result, is the stream's last: nothing
+			// follows it. A client that resumes after it anyway is kept
+			// waiting for a while, as for a result, and then told.
+			if keep < 2*maxKeepAlives {
+				if agentgate.Sleep(ctx, resumeWait) {
+					keepAlive(nil)
+				}
+				return
+			}
+			web.WriteRPCFailure(w, r, nil, agentgate.Errorf(agentgate.EUNAVAILABLE,
+				"this stream's result was sent already; look it up with get_execution_result"))
+			return
+		case c.Settlement != nil:
+			h.finish(w, r, sid, sess, stream, c)
 			return
 		case h.Now().Before(deadline):
 			if !agentgate.Sleep(ctx, resumePoll) {
 				return
 			}
+			sess, version, err = h.lookup(ctx, sid)
 			continue
 		case keep+1 < maxKeepAlives:
 			keepAlive(nil)
 			return
 		}
 		// Unanswered for about a minute: the consent expires, unless an
-		// answer has just settled the call, which the next read finds.
-		data, err := json.Marshal(settlement{Unanswered: true})
-		if err != nil {
-			web.WriteRPCFailure(w, r, nil, err)
+		// answer has just settled the call, which the write finds.
+		var settled consent
+		err = h.modify(ctx, sid, sess, version, func(rec *sessionRecord) (bool, error) {
+			c, ok := rec.consentOf(stream, h.Now())
+			if !ok || c.Settlement != nil {
+				settled = c
+				return false, nil
+			}
+			c.Settlement = &settlement{Unanswered: true}
+			rec.Consents[stream] = c
+			settled = c
+			return true, nil
+		})
+		if err == nil && settled.Settlement != nil {
+			h.finish(w, r, sid, sess, stream, settled)
 			return
-		}
-		_, err = h.Store.Create(ctx, store.Item{Key: answerKey(sid, stream), Kind: "mcp-event", Data: data, ExpiresAt: h.Now().Add(h.TTL)})
-		if err == nil {
-			h.finish(w, r, sid, sess, stream, pending, data)
-			return
-		} else if !errors.Is(err, store.ErrConflict) {
-			keepAlive(err)
-			return
+		} else if err == nil {
+			// Gone meanwhile: the next turn says so.
+			sess, version, err = h.lookup(ctx, sid)
 		}
 	}
 }
 
 // finish ends the stream with its result, event 1: the pending call
-// settled as data, its settlement, says (settle). Once a GET acts on an
-// answer, the client going away does not cut the call short: the
-// request's deadline still bounds it.
-func (h *Handler) finish(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, stream string, pending pendingCall, data []byte) {
-	var set settlement
-	if err := json.Unmarshal(data, &set); err != nil {
-		writeStoreError(w, r, nil, err)
-		return
+// settled as its settlement says (settle). Once a GET acts on an answer,
+// the client going away does not cut the call short: the request's
+// deadline still bounds it.
+func (h *Handler) finish(w http.ResponseWriter, r *http.Request, sid string, sess sessionRecord, stream string, c consent) {
+	ctx := context.WithoutCancel(r.Context())
+	if deadline, ok := r.Context().Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
-	event := data // a result stored by a release before settlements
-	if set.JSONRPC == "" {
-		ctx := context.WithoutCancel(r.Context())
-		if deadline, ok := r.Context().Deadline(); ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, deadline)
-			defer cancel()
-		}
-		var err error
-		if event, err = h.settle(ctx, r, sid, sess, pending, set); err != nil {
-			web.WriteRPCFailure(w, r, nil, err)
-			return
-		}
+	event, err := h.settle(ctx, r, sid, sess, c.pendingCall, *c.Settlement)
+	if err != nil {
+		web.WriteRPCFailure(w, r, nil, err)
+		return
 	}
 	startSSE(w)
 	writeEvent(w, eventID(stream, 1, 0), 0, event)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 //	agent                AGENT#<name>                         AGENT                   AGENTS / <name>                     -                             -
 //	connector config     AGENT#<name>                         CONNECTOR               -                                   -                             -
 //	MCP session          SESSION#<id>                         SESSION                 -                                   -                             sliding
-//	session stream event SESSION#<id>                         EVENT#<stream>#<seq>    -                                   -                             session's
 //	pending consent      CONSENT#<id>                         CONSENT                 -                                   -                             yes (chat turns)
 //	dedup entry          DEDUP#<scope>#<caller>#<id>          DEDUP                   -                                   -                             yes (24 h)
 //	running count        AGENT#<name>                         RUNNING                 -                                   -                             -
@@ -74,18 +72,9 @@ const AllAgents = "AGENTS"
 // ConnectorKey is where an agent's connector configuration lives.
 func ConnectorKey(agent string) Key { return Key{PK: join("AGENT", agent), SK: skConnector} }
 
-// SessionKey is where a legacy MCP session record lives.
+// SessionKey is where a legacy MCP session record lives, with the consent
+// streams it waits for (pkg/mcpsession).
 func SessionKey(id string) Key { return Key{PK: join("SESSION", id), SK: skSession} }
-
-// SessionEventKey is where event seq of a session's consent stream is
-// kept for a resuming GET with Last-Event-ID: event 0, the pending
-// tools/call, and event 1, what settles it (pkg/mcpsession).
-func SessionEventKey(session, stream string, seq int) Key {
-	return Key{PK: join("SESSION", session), SK: fmt.Sprintf("EVENT#%s#%08d", esc(stream), seq)}
-}
-
-// SessionEventPrefix is the sort-key prefix of one stream's events.
-func SessionEventPrefix(stream string) string { return "EVENT#" + esc(stream) + "#" }
 
 // ConsentKey is where a pending consent lives.
 func ConsentKey(id string) Key { return Key{PK: join("CONSENT", id), SK: skConsent} }
