@@ -2,7 +2,6 @@
 package mcpschema
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -18,27 +17,10 @@ import (
 // model APIs) reject a list of types. An optional field is marked by being
 // left out of "required" (omitempty, omitzero), and the tools never write
 // null, so the single type says all there is.
-//
-// The schemas are given to the SDK as their JSON, encoded once here: the
-// SDK reads them (for tools/list, and for the parameter headers of every
-// 2026-07-28 tools/call) by marshaling whatever the tool holds, and a
-// *jsonschema.Schema is marshaled field by field through reflection, on
-// every call. It still validates inputs and results against them, having
-// decoded them once, when the tool is added.
 func AddTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
-	t.InputSchema = encoded(For[In]())
-	t.OutputSchema = encoded(For[Out]())
+	t.InputSchema = For[In]()
+	t.OutputSchema = For[Out]()
 	mcp.AddTool(srv, t, h)
-}
-
-// encoded is s as JSON. s is one of the tools' own inferred schemas, so a
-// failure is a programming error caught by every test that builds a server.
-func encoded(s *jsonschema.Schema) json.RawMessage {
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("mcpschema: encoding a schema: %v", err))
-	}
-	return data
 }
 
 // For is T's inferred schema with single types. T is one of the
