@@ -8,6 +8,9 @@ package askproxy
 
 import (
 	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentgate/agentgate/pkg/web"
 )
@@ -25,12 +28,12 @@ const (
 // the per-IP rate limit, the body cap and the concurrency guard are its
 // budget.
 func Routes(health http.Handler, s *Service, version string) []web.Route {
-	mcp := Handler(s.Server(version))
+	h := LazyHandler(sync.OnceValue(func() *mcp.Server { return s.Server(version) }))
 	return []web.Route{
 		{Method: http.MethodGet, Path: web.HealthPath("askproxy"), Handler: health, Public: true},
-		{Method: http.MethodPost, Path: MCPPath, Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
-		{Method: http.MethodGet, Path: MCPPath, Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
-		{Method: http.MethodDelete, Path: MCPPath, Handler: mcp, Public: true, Class: web.ClassPublic, MCP: true},
+		{Method: http.MethodPost, Path: MCPPath, Handler: h, Public: true, Class: web.ClassPublic, MCP: true},
+		{Method: http.MethodGet, Path: MCPPath, Handler: h, Public: true, Class: web.ClassPublic, MCP: true},
+		{Method: http.MethodDelete, Path: MCPPath, Handler: h, Public: true, Class: web.ClassPublic, MCP: true},
 		{Method: http.MethodPost, Path: QAPath, Handler: s.Builtin(), Public: true, Class: web.ClassPublic},
 	}
 }

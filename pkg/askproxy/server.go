@@ -84,7 +84,15 @@ func ptr[T any](v T) *T { return &v }
 // checked, and the SDK's refusals reworded, as on agentgate's main MCP
 // endpoint (mcphttp.Stateless).
 func Handler(srv *mcp.Server) http.Handler {
-	return mcphttp.Stateless{SDK: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return LazyHandler(func() *mcp.Server { return srv })
+}
+
+// LazyHandler is Handler for the server srv returns, asked for on each
+// request: with a sync.OnceValue, the server is built by the first
+// request rather than at start, which keeps its tools' schema inference
+// out of the function's cold start.
+func LazyHandler(srv func() *mcp.Server) http.Handler {
+	return mcphttp.Stateless{SDK: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv() }, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true,
 		Logger: slog.New(slog.DiscardHandler),
 	})}

@@ -72,7 +72,7 @@ func (s *Server) begin(r *http.Request) *http.Request {
 				return
 			}
 			remember(a)
-			req.srv, req.config = s.connectorServer, &cfg
+			req.srv, req.config = s.connectorServer(), &cfg
 		}()
 		return r.WithContext(ctx)
 	}

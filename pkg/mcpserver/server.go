@@ -115,9 +115,12 @@ type Server struct {
 	opts           Options
 	schemas        *mcp.SchemaCache
 	exposure       *exposure
-	// connectorServer serves connector keys; users get one server per
-	// exposure set (userServer).
-	connectorServer *mcp.Server
+	// connectorServer is the server of connector keys, built by the first
+	// connector request, not at start: building a server (its tools'
+	// schemas inferred and resolved) is a millisecond or two of every cold
+	// start that few instances would use. Users get one server per exposure
+	// set (userServer), also built when first asked for.
+	connectorServer func() *mcp.Server
 	usersMu         sync.Mutex
 	users           map[string]*mcp.Server // by exposureSet.key
 	stateless       mcphttp.Stateless
@@ -158,7 +161,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Connectors != nil {
 		s.exposure.read = opts.Connectors.Exposed
 	}
-	s.connectorServer = s.buildConnector()
+	s.connectorServer = sync.OnceValue(s.buildConnector)
 	s.stateless = mcphttp.Stateless{
 		SDK: mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			srv, _ := s.server(r) // Before has waited for it
