@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ type depthKind struct {
 // store call of its instance delayed by roundTrip, on a test clock that
 // stands still (so that the instance's caches, once warm, stay so: the
 // figures are the steady state's), and the requests to measure on it.
-func depthStack(tb testing.TB) (*storetest.Delayed, []depthKind) {
+func depthStack(tb testing.TB, roundTrip time.Duration) (*storetest.Delayed, []depthKind) {
 	clock := storetest.NewClock()
 	// Rate limits on, as deployed (apptest turns them off), but too high
 	// to refuse anything: their windows are part of every request's path.
@@ -228,7 +229,7 @@ func dispatch(tb testing.TB, cs *mcp.ClientSession, agentID, taskID string) {
 // times and holds the least of each (scheduling noise only ever adds) to
 // its ceiling in depthCeilings.
 func TestStoreDepth(t *testing.T) {
-	delayed, kinds := depthStack(t)
+	delayed, kinds := depthStack(t, roundTrip)
 	if len(kinds) != len(depthCeilings) {
 		t.Fatalf("%d request kinds, %d ceilings", len(kinds), len(depthCeilings))
 	}
@@ -282,7 +283,7 @@ func BenchmarkStoreDepth(b *testing.B) {
 	prev := slog.Default()
 	slog.SetDefault(logging.New(io.Discard, slog.LevelInfo))
 	b.Cleanup(func() { slog.SetDefault(prev) })
-	delayed, kinds := depthStack(b)
+	delayed, kinds := depthStack(b, roundTrip)
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
 			k.op(b, 0)
@@ -296,6 +297,48 @@ func BenchmarkStoreDepth(b *testing.B) {
 			}
 			b.ReportMetric(float64(depth)/float64(b.N), "depth/op")
 			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+		})
+	}
+}
+
+// lambdaRoundTrip is the issue's stand-in for the distance from Lambda to
+// DynamoDB: 4 ms a store call.
+const lambdaRoundTrip = 4 * time.Millisecond
+
+// BenchmarkToolCallLatency is a non-dispatch tools/call
+// (list_recent_executions) with an API key, at each protocol generation,
+// with every store call delayed by lambdaRoundTrip (issue 13: p50 at most 3
+// round trips, about 15 ms with the 4 ms stand-in). It reports the median
+// and 99th percentile latency (p50-ms, p99-ms, client included) and the
+// median in round trips (p50-round-trips).
+//
+// go test -run '^$' -bench ToolCallLatency -benchtime 200x ./pkg/app/
+func BenchmarkToolCallLatency(b *testing.B) {
+	prev := slog.Default()
+	slog.SetDefault(logging.New(io.Discard, slog.LevelInfo))
+	b.Cleanup(func() { slog.SetDefault(prev) })
+	_, kinds := depthStack(b, lambdaRoundTrip)
+	for _, version := range []string{mcpserver.Version20260728, mcpserver.Version20251125} {
+		i := slices.IndexFunc(kinds, func(k depthKind) bool { return k.name == "mcp/"+version+"/tools-call" })
+		if i < 0 {
+			b.Fatalf("no tools-call kind at %s", version)
+		}
+		op := kinds[i].op
+		b.Run(version, func(b *testing.B) {
+			op(b, 0)
+			var took []time.Duration
+			n := 0
+			for b.Loop() {
+				n++
+				start := time.Now()
+				op(b, n)
+				took = append(took, time.Since(start))
+			}
+			slices.Sort(took)
+			p50, p99 := took[len(took)/2], took[len(took)*99/100]
+			b.ReportMetric(float64(p50)/1e6, "p50-ms")
+			b.ReportMetric(float64(p99)/1e6, "p99-ms")
+			b.ReportMetric(float64(p50)/float64(lambdaRoundTrip), "p50-round-trips")
 		})
 	}
 }
