@@ -6,46 +6,13 @@ package mcpserver_test
 // store calls (reads/op: Get and Query; writes/op: Create, Put, Update,
 // Delete and Add) and the HTTP requests (http/op) it took.
 //
-// The stack is apptest's, whose rate limits are off (RATE_LIMIT_*=off). In
-// a deployment with the MCP class's limits on (the default, 600/1m per IP
-// and per principal) every HTTP request also costs two counter writes, one
-// store.Add per window (pkg/ratelimit), which these figures leave out.
-//
-// What an operation costs, as counted (R read, W write):
-//
-// Every HTTP request: the API key, 1 Get of its record + 1 Add to its use
-// count (pkg/apikey/service.go Authenticate), whatever the generation.
-//
-// tools-list/2026-07-28: 1 POST to the stateless handler: the key only,
-// 1 R + 1 W.
-//
-// tools-list/2025-11-25: 1 POST; the key, plus the session record
-// (legacy.go load). Its sliding TTL is written at most every quarter TTL
-// (legacy.go save), not per request: 2 R + 1 W.
-//
-// tools-call/*: get_agent_activity_summary with no arguments: as tools/list
-// plus 1 Query of the caller's executions (GSI1, CALLER#<subject>; empty
-// here, so one page): 2026-07-28 2 R + 1 W, 2025-11-25 3 R + 1 W.
-//
-// dispatch/2026-07-28 (MRTR), 2 POSTs, 6 R + 9 W:
-//   - the call: key (R+W), agent (R), dedup entry of the taskId (R, not
-//     there), consent record created (W); answered input_required;
-//   - the retry with the user's yes: key (R+W), agent (R), consent (R),
-//     consent pending -> accepted (W), dedup claim (W),
-//     execution record (W) and the agent's running count (W), dedup result
-//     (W), consent accepted -> settled (W); then the agent's answer.
-//
-// dispatch/2025-11-25, 3 requests, 8 R + 6 W (measured on both stores):
-//   - POST tools/call: key (R), session (R), agent (R), the task's record
-//     created awaiting consent (W), the pending call kept in the session
-//     record (W); answered with the elicitation on SSE, and the stream ends;
-//   - POST the elicitation's answer: key (R), session (R), the answer kept
-//     in the session record (W); 202;
-//   - GET with Last-Event-ID, after the 100 ms retry the SSE event asks
-//     for: key (R), session (R, with the pending call and the answer),
-//     agent (R), the task's record claimed and started (2 W), the agent's
-//     running count (W); the call's result on SSE.
-//   Its ns/op is that retry delay, not work.
+// The stack is apptest's, whose rate limits are off (RATE_LIMIT_*=off): in
+// a deployment every HTTP request also costs its two rate windows, one
+// store.Add each (pkg/ratelimit). The calls are reported, not written down
+// here: hand counts went stale each time the request path changed. The
+// depth and calls of each request kind, with the rate limits on, are
+// asserted by pkg/app's TestStoreDepth, and docs/architecture.md says what
+// each call is for.
 //
 // run-playbook (a connector key's run_playbook) and chat-with (a user's
 // chat_with_<slug> to the exposed agent) are consented turns that wait for
@@ -59,22 +26,6 @@ package mcpserver_test
 // "working" rather than "completed", the call follows the task (GetTask)
 // and records its end, 1 R + 3 W more (the execution read and updated, the
 // running count up and down); the figures are averages over both paths.
-//
-// run-playbook/2026-07-28, 2 POSTs, 7 R + 9 W (8 R + 12 W):
-//   - the call: key (R+W), agent and connector (2 R), consent created (W);
-//   - the retry: key (R+W), agent and connector (2 R), consent (R),
-//     pending -> accepted (W), dedup claim of the A2A message, named by
-//     the consent (W), execution record (W), dedup result (W), consent
-//     settled (W).
-//
-// run-playbook/2025-11-25, 3 requests, 15 R + 13 W (16 R + 16 W): as
-// dispatch/2025-11-25, with the connector's 2 R on each of the three (the
-// GET's included: every request of a connector key is checked).
-//
-// chat-with/2026-07-28, 5 R + 9 W (6 R + 12 W): as run-playbook, with the
-// agent's read (Usable) instead of the connector check.
-//
-// chat-with/2025-11-25, 11 R + 13 W (12 R + 16 W).
 //
 // The timings include the sample agent's HTTP round trip for dispatches
 // and, for dynamodb, dynalite's (a local Node process: neither DynamoDB's
